@@ -1,0 +1,50 @@
+"""The exception tree every layer raises; callers catch `KafkaSparkError` or a narrower class."""
+
+from __future__ import annotations
+
+
+class KafkaSparkError(Exception):
+    """Root of every error this package raises on purpose."""
+
+
+class ConfigError(KafkaSparkError, ValueError):
+    """An option or configuration value is missing, unknown or invalid."""
+
+
+class DecodeError(KafkaSparkError):
+    """Bytes that do not follow the Kafka wire or storage format."""
+
+
+class CorruptRecordError(DecodeError):
+    """A record batch or message failed its CRC or structural checks.
+
+    `offset` is the base offset of the batch (or the message offset) when known.
+    """
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+class CodecUnavailableError(KafkaSparkError):
+    """A compression codec is needed but its library is not installed."""
+
+
+class UnsupportedFormatError(DecodeError):
+    """A record format, magic byte or compression id this package does not know."""
+
+
+class KafkaConnectionError(KafkaSparkError):
+    """A network failure talking to a broker (connect, read, write or timeout)."""
+
+
+class AuthenticationError(KafkaSparkError):
+    """TLS or SASL authentication with a broker failed."""
+
+
+class UnsupportedVersionError(KafkaSparkError):
+    """No API version is supported by both this client and the broker."""
+
+
+class DataLossError(KafkaSparkError):
+    """Requested records no longer exist on the broker (retention, truncation)."""

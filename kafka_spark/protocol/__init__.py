@@ -1,0 +1,1 @@
+"""Kafka's wire protocol: schemas as data and a sans-I/O codec."""
