@@ -1,0 +1,1 @@
+"""The only network layer: connections, TLS/SASL, metadata, fetch, offsets, groups, producer."""

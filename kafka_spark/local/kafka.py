@@ -1,0 +1,211 @@
+"""Kafka 4.x in KRaft mode: one combined broker+controller node, optionally with SASL and TLS listeners."""
+
+from __future__ import annotations
+
+import base64
+import os
+import shutil
+import ssl
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafka_spark.client.probe import api_versions
+from kafka_spark.local.config import template, write_properties
+from kafka_spark.local.jars import classpath
+from kafka_spark.local.process import ServerProcess, free_ports, java_argv
+from kafka_spark.local.tls import TlsMaterial, make_tls
+from kafka_spark.local.tools import KafkaTools
+
+KAFKA4_VERSION = "4.1.1"
+# Test credentials of the local broker; they guard nothing but a throwaway loopback server.
+SASL_USERS = {"alice": "alice-secret"}
+_ADMIN = ("admin", "admin-secret")
+SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+
+
+def random_cluster_id() -> str:
+    """A cluster id in the form Kafka's `Uuid.toString()` produces (22 url-safe base64 chars)."""
+    while True:
+        cid = base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode()
+        if not cid.startswith("-"):
+            return cid
+
+
+@dataclass
+class KafkaNode:
+    """One KRaft node (broker+controller) on 127.0.0.1; `bootstrap` is its PLAINTEXT address."""
+
+    data_dir: Path
+    node_id: int = 1
+    listeners: dict[str, int] = field(default_factory=dict)
+    controller_port: int = 0
+    voters: str = ""
+    cluster_id: str = ""
+    tls: TlsMaterial | None = None
+    heap: str = "512m"
+    extra: dict[str, object] = field(default_factory=dict)
+    process: ServerProcess | None = None
+    version: str = KAFKA4_VERSION
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.listeners['PLAINTEXT']}"
+
+    def address(self, listener: str) -> str:
+        """`host:port` of a listener: PLAINTEXT, SASL_PLAINTEXT or SSL."""
+        return f"127.0.0.1:{self.listeners[listener]}"
+
+    @property
+    def log_dir(self) -> Path:
+        """The broker's log directory (topic-partition folders with segment files)."""
+        return self.data_dir / "logs"
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / "server.log"
+
+    @property
+    def ca_pem(self) -> Path | None:
+        return self.tls.ca_pem if self.tls else None
+
+    @property
+    def tools(self) -> KafkaTools:
+        return KafkaTools("kafka4", self.bootstrap)
+
+    def server_properties(self) -> dict[str, object]:
+        names = list(self.listeners)
+        listeners = [f"{n}://127.0.0.1:{p}" for n, p in self.listeners.items()]
+        props: dict[str, object] = {
+            "process.roles": "broker,controller",
+            "node.id": self.node_id,
+            "controller.quorum.voters": self.voters,
+            "listeners": ",".join([*listeners, f"CONTROLLER://127.0.0.1:{self.controller_port}"]),
+            "advertised.listeners": ",".join(listeners),
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listener.security.protocol.map": ",".join(["CONTROLLER:PLAINTEXT", *(f"{n}:{n}" for n in names)]),
+            "log.dirs": self.log_dir,
+            "offsets.topic.num.partitions": 1,
+            "transaction.state.log.num.partitions": 1,
+            "group.initial.rebalance.delay.ms": 0,
+            "num.partitions": 1,
+            "auto.create.topics.enable": "true",
+            "log.segment.bytes": 1048576,
+            "num.network.threads": 2,
+            "num.io.threads": 2,
+            "num.recovery.threads.per.data.dir": 1,
+            "delete.topic.enable": "true",
+        }
+        single = self.voters.count("@") == 1
+        if single:
+            for key in ("offsets.topic.replication.factor", "transaction.state.log.replication.factor",
+                        "transaction.state.log.min.isr", "share.coordinator.state.topic.replication.factor",
+                        "share.coordinator.state.topic.min.isr"):
+                props[key] = 1
+        if "SASL_PLAINTEXT" in self.listeners:
+            users = " ".join(f'user_{u}="{p}"' for u, p in [_ADMIN, *SASL_USERS.items()])
+            props["sasl.enabled.mechanisms"] = "PLAIN," + ",".join(SCRAM_MECHANISMS)
+            props["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = (
+                "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                f'username="{_ADMIN[0]}" password="{_ADMIN[1]}" {users};'
+            )
+            for mech in SCRAM_MECHANISMS:
+                props[f"listener.name.sasl_plaintext.{mech.lower()}.sasl.jaas.config"] = (
+                    "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                    f'username="{_ADMIN[0]}" password="{_ADMIN[1]}";'
+                )
+        if "SSL" in self.listeners and self.tls:
+            props.update({
+                "listener.name.ssl.ssl.keystore.type": "PKCS12",
+                "listener.name.ssl.ssl.keystore.location": self.tls.broker_p12,
+                "listener.name.ssl.ssl.keystore.password": self.tls.password,
+                "listener.name.ssl.ssl.key.password": self.tls.password,
+                "listener.name.ssl.ssl.client.auth": "none",
+            })
+        props.update(self.extra)
+        return props
+
+    def format(self) -> None:
+        """Write server.properties and format the metadata log (with the SCRAM users)."""
+        props_file = write_properties(self.data_dir / "server.properties", self.server_properties())
+        scram = []
+        if "SASL_PLAINTEXT" in self.listeners:
+            for mech in SCRAM_MECHANISMS:
+                for user, pw in SASL_USERS.items():
+                    scram += ["--add-scram", f"{mech}=[name={user},password={pw}]"]
+        KafkaTools("kafka4", self.bootstrap).run(
+            "storage", "format", "-t", self.cluster_id, "-c", str(props_file), *scram, bootstrap=False
+        )
+
+    def start(self, format_first: bool = True) -> KafkaNode:
+        """Start the JVM (formatting a fresh data dir first); returns without waiting for readiness."""
+        if format_first:
+            self.format()
+        log_conf = template("log4j2-server.properties", self.data_dir)
+        argv = java_argv(classpath("kafka4"), "kafka.Kafka", [str(self.data_dir / "server.properties")],
+                         heap=self.heap, props=[f"-Dlog4j2.configurationFile={log_conf}"])
+        self.process = ServerProcess(f"kafka-{self.node_id}", argv, self.log_path).start()
+        return self
+
+    def ready(self) -> bool:
+        try:
+            api_versions("127.0.0.1", self.listeners["PLAINTEXT"], timeout=1.0)
+            return True
+        except OSError:
+            return False
+
+    def wait_ready(self, timeout: float = 90.0) -> KafkaNode:
+        assert self.process is not None
+        self.process.wait_ready(self.ready, timeout)
+        return self
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """A client TLS context that trusts only the test CA (hostname checks on)."""
+        assert self.ca_pem is not None, "this node has no SSL listener"
+        return ssl.create_default_context(cafile=str(self.ca_pem))
+
+    def stop(self, grace: float = 20.0) -> None:
+        if self.process:
+            self.process.stop(grace)
+
+    def kill(self) -> None:
+        """Crash the node (SIGKILL), as a power cut would."""
+        import signal
+
+        if self.process:
+            self.process.signal(signal.SIGKILL)
+            self.process.stop(grace=1)
+
+    def restart(self, timeout: float = 90.0) -> KafkaNode:
+        self.stop()
+        self.start(format_first=False)
+        return self.wait_ready(timeout)
+
+    def __enter__(self) -> KafkaNode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def start_kafka(data_dir: Path | None = None, secure: bool = True, heap: str = "512m",
+                extra: dict[str, object] | None = None, timeout: float = 90.0) -> KafkaNode:
+    """Start a single-node Kafka 4.x; with `secure`, also SASL_PLAINTEXT and SSL listeners."""
+    data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-kafka4-"))
+    if data_dir.exists() and any(data_dir.iterdir()):
+        shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    names = ["PLAINTEXT", "SASL_PLAINTEXT", "SSL"] if secure else ["PLAINTEXT"]
+    ports = free_ports(len(names) + 1)
+    node = KafkaNode(
+        data_dir=data_dir, listeners=dict(zip(names, ports, strict=False)), controller_port=ports[-1],
+        cluster_id=random_cluster_id(), heap=heap, extra=dict(extra or {}),
+        tls=make_tls(data_dir / "tls") if secure else None,
+    )
+    node.voters = f"1@127.0.0.1:{node.controller_port}"
+    started = time.monotonic()
+    node.start().wait_ready(timeout)
+    node.startup_seconds = time.monotonic() - started  # type: ignore[attr-defined]
+    return node

@@ -1,0 +1,100 @@
+"""Kafka 3.9 in ZooKeeper mode; the legacy variant keeps topics in message format v0/v1."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from kafka_spark.client.probe import api_versions
+from kafka_spark.local.config import template, write_properties
+from kafka_spark.local.jars import classpath
+from kafka_spark.local.process import ServerProcess, free_port, java_argv
+from kafka_spark.local.tools import KafkaTools
+from kafka_spark.local.zookeeper import ZooKeeperServer
+
+KAFKA39_VERSION = "3.9.1"
+# With IBP >= 3.0 the broker ignores message.format.version, so the legacy broker pins IBP 2.8.
+LEGACY_SETTINGS = {"inter.broker.protocol.version": "2.8", "log.message.format.version": "0.10.2"}
+
+
+class Kafka39Broker:
+    """One ZooKeeper-mode broker; `zk_root` is its chroot inside the shared ZooKeeper."""
+
+    def __init__(self, zookeeper: ZooKeeperServer, data_dir: Path | None = None, broker_id: int = 0,
+                 legacy: bool = False, zk_root: str = "", heap: str = "512m") -> None:
+        self.zookeeper = zookeeper
+        self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-kafka39-"))
+        self.broker_id = broker_id
+        self.legacy = legacy
+        self.zk_root = zk_root
+        self.heap = heap
+        self.port = free_port()
+        self.process: ServerProcess | None = None
+        self.version = KAFKA39_VERSION
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def zookeeper_connect(self) -> str:
+        """The ZooKeeper connection string this broker registers under (with its chroot)."""
+        return self.zookeeper.connect + self.zk_root
+
+    @property
+    def log_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def log_path(self) -> Path:
+        return self.data_dir / "server.log"
+
+    @property
+    def tools(self) -> KafkaTools:
+        return KafkaTools("kafka39", self.bootstrap)
+
+    def start(self, timeout: float = 90.0) -> Kafka39Broker:
+        props = {
+            "broker.id": self.broker_id,
+            "zookeeper.connect": self.zookeeper_connect,
+            "zookeeper.connection.timeout.ms": 18000,
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "log.dirs": self.log_dir,
+            "offsets.topic.replication.factor": 1,
+            "offsets.topic.num.partitions": 1,
+            "transaction.state.log.replication.factor": 1,
+            "transaction.state.log.min.isr": 1,
+            "transaction.state.log.num.partitions": 1,
+            "group.initial.rebalance.delay.ms": 0,
+            "num.partitions": 1,
+            "auto.create.topics.enable": "true",
+            "delete.topic.enable": "true",
+            "num.network.threads": 2,
+            "num.io.threads": 2,
+            **(LEGACY_SETTINGS if self.legacy else {}),
+        }
+        conf = write_properties(self.data_dir / "server.properties", props)
+        log_conf = template("log4j-server.properties", self.data_dir)
+        argv = java_argv(classpath("kafka39"), "kafka.Kafka", [str(conf)], heap=self.heap,
+                         props=[f"-Dlog4j.configuration=file:{log_conf}"])
+        self.process = ServerProcess(f"kafka39-{self.broker_id}", argv, self.log_path).start()
+        self.process.wait_ready(self.ready, timeout)
+        return self
+
+    def ready(self) -> bool:
+        try:
+            api_versions("127.0.0.1", self.port, timeout=1.0)
+            return True
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.process:
+            self.process.stop()
+
+
+def start_kafka39(legacy: bool = False, zookeeper: ZooKeeperServer | None = None) -> Kafka39Broker:
+    """Start ZooKeeper (unless given) and one Kafka 3.9 broker registered in it."""
+    zk = zookeeper or ZooKeeperServer().start()
+    return Kafka39Broker(zk, legacy=legacy, zk_root="/legacy" if legacy else "").start()

@@ -1,0 +1,55 @@
+"""A local SparkSession with Delta Lake and Spark's own Kafka connector (the comparison oracle)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Mapping
+
+from kafka_spark.local.jars import spark_jars
+
+DELTA_CONFIGS = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str, str]:
+    """The configs of `local_spark`, for spark-submit or a custom builder."""
+    conf = {
+        "spark.master": master,
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.ui.enabled": "false",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.ui.showConsoleProgress": "false",
+        # Delta's default of 50 partitions for log replay dominates small local tables.
+        "spark.databricks.delta.snapshotPartitions": "2",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.sql.warehouse.dir": os.path.join(tempfile.gettempdir(), "kafka-spark-warehouse"),
+        **DELTA_CONFIGS,
+    }
+    if jars:
+        conf["spark.jars"] = ",".join(spark_jars())
+    return conf
+
+
+def local_spark(app_name: str = "kafka-spark", master: str = "local[2]",
+                extra: Mapping[str, str] | None = None):  # -> pyspark.sql.SparkSession
+    """Get or create a SparkSession on 127.0.0.1 with Delta and the Kafka connector jars.
+
+    Executors run this interpreter (`PYSPARK_PYTHON`), the one that has kafka_spark installed.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    for k, v in {**local_spark_configs(master), **(extra or {})}.items():
+        builder = builder.config(k, v)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(os.environ.get("KAFKA_SPARK_SPARK_LOG_LEVEL", "WARN"))
+    return spark

@@ -1,0 +1,1 @@
+"""ZooKeeper support for legacy clusters: broker discovery and offset storage."""

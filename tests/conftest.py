@@ -1,0 +1,88 @@
+"""Shared fixtures: real servers from kafka_spark.local, started once per test session and always stopped."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # The tier follows the folder, so a test cannot forget its marker.
+    for item in items:
+        parts = Path(str(item.fspath)).relative_to(TESTS).parts
+        if parts[0] == "integration":
+            item.add_marker(pytest.mark.integration)
+        elif parts[0] == "spark":
+            item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """Single-node Kafka 4.x (KRaft) with PLAINTEXT, SASL_PLAINTEXT and SSL listeners."""
+    from kafka_spark.local import start_kafka
+
+    node = start_kafka(tmp_path_factory.mktemp("kafka4"), secure=True)
+    yield node
+    node.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """Three-node Kafka 4.x KRaft cluster."""
+    from kafka_spark.local import KafkaCluster
+
+    cluster = KafkaCluster(3, tmp_path_factory.mktemp("cluster")).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    from kafka_spark.local import ZooKeeperServer
+
+    zk = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")).start()
+    yield zk
+    zk.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka39(zookeeper, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """Kafka 3.9 in ZooKeeper mode (registered at the ZooKeeper root)."""
+    from kafka_spark.local import Kafka39Broker
+
+    broker = Kafka39Broker(zookeeper, tmp_path_factory.mktemp("kafka39")).start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka39_legacy(zookeeper, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """Kafka 3.9 (ZooKeeper chroot /legacy) whose topics keep message format v1; v0 per topic."""
+    from kafka_spark.local import Kafka39Broker
+
+    broker = Kafka39Broker(zookeeper, tmp_path_factory.mktemp("kafka39-legacy"), legacy=True,
+                           zk_root="/legacy").start()
+    yield broker
+    broker.stop()
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator:
+    """Local SparkSession (local[2]) with Delta and Spark's Kafka connector."""
+    from kafka_spark.local.spark import local_spark
+
+    session = local_spark("kafka-spark-tests")
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def topic_name(request: pytest.FixtureRequest) -> str:
+    """A topic name unique to this test."""
+    base = "".join(c if c.isalnum() else "-" for c in request.node.name)[:40]
+    return f"{base}-{uuid.uuid4().hex[:8]}"
