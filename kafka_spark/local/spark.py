@@ -53,3 +53,20 @@ def local_spark(app_name: str = "kafka-spark", master: str = "local[2]",
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("KAFKA_SPARK_SPARK_LOG_LEVEL", "WARN"))
     return spark
+
+
+def submit_args(master: str = "local[2]") -> list[str]:
+    """`--conf k=v` arguments for spark-submit, one token per element."""
+    out: list[str] = []
+    for k, v in local_spark_configs(master).items():
+        out += ["--conf", f"{k}={v}"]
+    return out
+
+
+if __name__ == "__main__":
+    import sys as _sys
+
+    if _sys.argv[1:] == ["--submit-args"]:
+        print("\n".join(submit_args()))
+    else:
+        raise SystemExit("usage: python -m kafka_spark.local.spark --submit-args")

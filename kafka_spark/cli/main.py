@@ -1,0 +1,33 @@
+"""Entry point: one sub-command per module, each adding its own parser."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from kafka_spark.cli import local_cmd
+from kafka_spark.errors import KafkaSparkError
+
+COMMANDS = (local_cmd,)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kafka-spark", description="Kafka ingestion for Spark, in pure Python.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except KafkaSparkError as exc:
+        print(f"kafka-spark: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# spark-submit with this project's environment: .venv's interpreter on driver and executors,
+# Delta Lake and Spark's Kafka connector jars, Delta's SQL extensions. Arguments pass through.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bash "$ROOT/.ci/setup"
+PY="$ROOT/.venv/bin/python"
+export PYSPARK_PYTHON="$PY" PYSPARK_DRIVER_PYTHON="$PY"
+mapfile -t CONF < <("$PY" -m kafka_spark.local.spark --submit-args)
+exec "$ROOT/.venv/bin/spark-submit" "${CONF[@]}" "$@"

@@ -1,0 +1,43 @@
+"""`kafka-spark local start|status|stop` manages a broker that outlives the command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from kafka_spark.client.probe import api_versions
+from kafka_spark.local.jars import jar_dir
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kafka_spark.cli.main", *args], env=env,
+                          capture_output=True, text=True, timeout=180, check=False)
+
+
+def test_local_broker_lifecycle(tmp_path: Path):
+    cache = tmp_path / "cache"
+    (cache / "jars").mkdir(parents=True)
+    # Share the already fetched jars; state stays private to this test.
+    (cache / "jars" / "kafka4").symlink_to(jar_dir("kafka4"))
+    env = {**os.environ, "KAFKA_SPARK_CACHE": str(cache)}
+
+    assert _cli(env, "local", "status").returncode == 1
+    started = _cli(env, "local", "start", "--json")
+    assert started.returncode == 0, started.stderr
+    info = json.loads(started.stdout)
+    try:
+        host, port = info["bootstrap"].split(":")
+        assert api_versions(host, int(port))
+        again = _cli(env, "local", "start")
+        assert again.stdout.startswith("already running")
+        status = _cli(env, "local", "status")
+        assert status.returncode == 0 and info["bootstrap"] in status.stdout
+    finally:
+        stopped = _cli(env, "local", "stop")
+    assert stopped.stdout.strip() == "stopped"
+    assert not Path(f"/proc/{info['pid']}").exists() or \
+        Path(f"/proc/{info['pid']}/stat").read_text().split()[2] == "Z"
+    assert _cli(env, "local", "status").stdout.strip() == "not running"
