@@ -48,6 +48,7 @@ class KafkaNode:
     extra: dict[str, object] = field(default_factory=dict)
     process: ServerProcess | None = None
     version: str = KAFKA4_VERSION
+    startup_seconds: float = 0.0
 
     @property
     def bootstrap(self) -> str:
@@ -207,5 +208,5 @@ def start_kafka(data_dir: Path | None = None, secure: bool = True, heap: str = "
     node.voters = f"1@127.0.0.1:{node.controller_port}"
     started = time.monotonic()
     node.start().wait_ready(timeout)
-    node.startup_seconds = time.monotonic() - started  # type: ignore[attr-defined]
+    node.startup_seconds = time.monotonic() - started
     return node

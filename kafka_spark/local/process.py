@@ -69,6 +69,7 @@ class ServerProcess:
                 start_new_session=True, env=self._env,
             )
         _LIVE.add(self)
+        _stop_all_on_sigterm()
         return self
 
     @property
@@ -129,6 +130,24 @@ class ServerProcess:
 def _stop_all() -> None:
     for p in list(_LIVE):
         p.stop(grace=5)
+
+
+def _stop_all_on_sigterm() -> None:
+    # atexit does not run when the interpreter dies of SIGTERM (a CI timeout, a killed test run),
+    # so turn SIGTERM into a normal exit while servers are alive.
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        _stop_all()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, handler)
 
 
 def java_argv(classpath: str, main: str, args: Sequence[str], heap: str = "512m", props: Sequence[str] = (),

@@ -147,3 +147,22 @@ def test_stopping_leaves_no_java_process(tmp_path):
     assert _java_processes_mentioning(str(node.data_dir)) == [node.process.pid]
     node.stop()
     assert _java_processes_mentioning(str(node.data_dir)) == []
+
+
+def test_killing_the_owner_with_sigterm_stops_its_servers():
+    import signal
+    import subprocess
+    import sys
+
+    code = (
+        "from kafka_spark.local.kafka import start_kafka\n"
+        "n = start_kafka(secure=False)\n"
+        "print(n.process.pid, n.data_dir, flush=True)\n"
+        "import time; time.sleep(600)\n"
+    )
+    owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    pid, data_dir = owner.stdout.readline().split()
+    assert _java_processes_mentioning(data_dir) == [int(pid)]
+    owner.send_signal(signal.SIGTERM)
+    owner.wait(timeout=60)
+    assert _java_processes_mentioning(data_dir) == []
