@@ -1,0 +1,116 @@
+"""Offset ranges per topic-partition, Spark's offsets JSON (`{"topic": {"0": 42}}`), and range splitting."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import NamedTuple
+
+from kafka_spark.errors import ConfigError
+
+# Spark's sentinels inside offsets JSON.
+LATEST = -1
+EARLIEST = -2
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+
+@dataclass(frozen=True)
+class OffsetRange:
+    """Offsets [start, end) of one partition; `leader` is a hint of the broker id that serves it."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+    leader: int | None = None
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        return TopicPartition(self.topic, self.partition)
+
+    @property
+    def size(self) -> int:
+        """Offsets covered; the record count can be lower (compaction, transaction markers)."""
+        return self.end - self.start
+
+
+def offsets_from_json(text: str, option: str) -> dict[TopicPartition, int]:
+    """Parse `{"topic": {"0": 23, "1": -1}}`; errors name `option` and show the expected form."""
+    try:
+        raw = json.loads(text)
+        if not isinstance(raw, dict):
+            raise ValueError("not an object")
+        out: dict[TopicPartition, int] = {}
+        for topic, parts in raw.items():
+            if not isinstance(parts, dict):
+                raise ValueError(f"topic {topic!r} does not map to an object")
+            for p, off in parts.items():
+                if isinstance(off, bool) or not isinstance(off, int):
+                    raise ValueError(f"{topic}-{p} has a non-integer value {off!r}")
+                out[TopicPartition(topic, int(p))] = off
+        return out
+    except ValueError as exc:
+        raise ConfigError(
+            f"option {option!r}: expected JSON like {{\"topicA\":{{\"0\":23,\"1\":-1}},\"topicB\":{{\"0\":-2}}}}, "
+            f"got {text!r} ({exc})"
+        ) from None
+
+
+def offsets_to_json(offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int]) -> str:
+    """Spark's offsets JSON, topics and partitions in sorted order."""
+    nested: dict[str, dict[str, int]] = {}
+    for (topic, partition), off in sorted(offsets.items()):
+        nested.setdefault(topic, {})[str(partition)] = off
+    return json.dumps(nested, separators=(",", ":"))
+
+
+def split_ranges(ranges: Iterable[OffsetRange], min_partitions: int | None = None,
+                 max_records_per_partition: int | None = None) -> list[OffsetRange]:
+    """Split ranges into tasks the way Spark's Kafka source does; empty ranges are dropped.
+
+    Ranges over `max_records_per_partition` are cut into equal parts first. Then, if fewer ranges
+    than `min_partitions` remain, the larger ones are split in proportion to their size.
+    """
+    out = [r for r in ranges if r.size > 0]
+    if max_records_per_partition:
+        out = [piece for r in out for piece in _cut(r, math.ceil(r.size / max_records_per_partition))]
+    if not min_partitions or len(out) >= min_partitions:
+        return out
+    total = sum(r.size for r in out)
+    unsplit = [r for r in out if _part_count(r.size, total, min_partitions) == 1]
+    split_total = total - sum(r.size for r in unsplit)
+    split_min = max(min_partitions - len(unsplit), 1)
+    unsplit_set = set(unsplit)
+    result: list[OffsetRange] = []
+    for r in out:
+        parts = 1 if r in unsplit_set else _part_count(r.size, split_total, split_min)
+        result.extend(_cut(r, parts))
+    return [r for r in result if r.size > 0]
+
+
+def _part_count(size: int, total: int, min_parts: int) -> int:
+    # Java's Math.round: half rounds up.
+    return max(math.floor(size / total * min_parts + 0.5), 1)
+
+
+def _cut(r: OffsetRange, parts: int) -> list[OffsetRange]:
+    if parts <= 1:
+        return [r]
+    pieces = []
+    remaining, start = r.size, r.start
+    for i in range(parts):
+        this = remaining // (parts - i)
+        remaining -= this
+        end = min(start + this, r.end)
+        pieces.append(replace(r, start=start, end=end))
+        start = end
+    return pieces

@@ -1,0 +1,1 @@
+"""PySpark DataSources: pykafka (batch and micro-batch) and pykafka-log (segment files)."""
