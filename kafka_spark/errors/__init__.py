@@ -1,5 +1,7 @@
 """Error codes and the exception tree."""
 
+from typing import Any
+
 from kafka_spark.errors.base import (
     AuthenticationError,
     CodecUnavailableError,
@@ -12,16 +14,46 @@ from kafka_spark.errors.base import (
     UnsupportedFormatError,
     UnsupportedVersionError,
 )
+from kafka_spark.errors.codes import (
+    ERROR_CLASSES,
+    ERROR_CODES,
+    BrokerError,
+    ErrorCode,
+    RetriableBrokerError,
+    UnknownBrokerError,
+    error_class,
+    error_for_code,
+    raise_for_code,
+)
+
+
+def __getattr__(name: str) -> Any:
+    # the per-code classes (NotLeaderOrFollowerError, ...) are generated in errors.codes
+    from kafka_spark.errors import codes
+
+    if name in codes.CLASS_NAMES:
+        return getattr(codes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
+    "ERROR_CLASSES",
+    "ERROR_CODES",
     "AuthenticationError",
+    "BrokerError",
     "CodecUnavailableError",
     "ConfigError",
     "CorruptRecordError",
     "DataLossError",
     "DecodeError",
+    "ErrorCode",
     "KafkaConnectionError",
     "KafkaSparkError",
+    "RetriableBrokerError",
+    "UnknownBrokerError",
     "UnsupportedFormatError",
     "UnsupportedVersionError",
+    "error_class",
+    "error_for_code",
+    "raise_for_code",
 ]

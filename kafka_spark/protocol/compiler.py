@@ -7,6 +7,7 @@ single `struct.Struct`, arrays check their count against the bytes left before a
 
 from __future__ import annotations
 
+import copy
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -52,9 +53,10 @@ def compile_struct(fields: Sequence[Field], version: int, flexible: bool) -> Pla
     regular = [f for f in present if not (flexible and version in f.tagged)]
     tagged = sorted((f for f in present if flexible and version in f.tagged), key=lambda f: f.tag or 0)
     # every declared field appears in decoded values; absent ones carry their default
-    fill = [f for f in fields if f not in regular]
+    regular_ids = {id(f) for f in regular}
+    fill = [f for f in fields if id(f) not in regular_ids]
     static_fill = {f.name: f.default for f in fill if not isinstance(f.default, (list, dict))}
-    fresh_fill = [f for f in fill if isinstance(f.default, (list, dict))]
+    fresh_fill = [(f.name, default_factory(f.default)) for f in fill if isinstance(f.default, (list, dict))]
 
     read_ops, write_ops, min_size = _regular_ops(regular, version, flexible)
     read_tags = _tag_reader(tagged, version) if flexible else None
@@ -64,8 +66,8 @@ def compile_struct(fields: Sequence[Field], version: int, flexible: bool) -> Pla
 
     def decode(buf: memoryview, pos: int) -> tuple[dict[str, Any], int]:
         out = dict(static_fill)
-        for f in fresh_fill:
-            out[f.name] = f.make_default()
+        for name, factory in fresh_fill:
+            out[name] = factory()
         for op in read_ops:
             pos = op(buf, pos, out)
         if read_tags is not None:
@@ -82,6 +84,15 @@ def compile_struct(fields: Sequence[Field], version: int, flexible: bool) -> Pla
             write_tags(out, value)
 
     return Plan(decode, encode, min_size)
+
+
+def default_factory(default: list | dict) -> Callable[[], Any]:
+    """A cheap maker of fresh copies of a mutable default (decoded values never share it)."""
+    if isinstance(default, list) and not default:
+        return list
+    if isinstance(default, dict) and not any(isinstance(v, (list, dict)) for v in default.values()):
+        return default.copy
+    return lambda: copy.deepcopy(default)
 
 
 def _regular_ops(fields: list[Field], version: int, flexible: bool) -> tuple[list, list, int]:
@@ -136,7 +147,7 @@ def _fixed_run_ops(run: list[Field]) -> tuple[Callable, Callable]:
         return read_one, write_one
 
     def read_run(buf: memoryview, pos: int, out: dict) -> int:
-        out.update(zip(names, unpack(buf, pos)))
+        out.update(zip(names, unpack(buf, pos), strict=True))
         return pos + size
 
     def write_run(out: bytearray, get: Callable) -> None:

@@ -110,7 +110,7 @@ def make_bytes_reader(compact: bool, nullable: bool, zero_copy: bool):
         if n < 0:
             _null_len(n, nullable, pos, "bytes")
             return None, pos
-        end = _need(buf, pos, n, "bytes")
+        end = _need(buf, pos, n, "bytes field")
         return (buf[pos:end] if zero_copy else bytes(buf[pos:end])), end
 
     return read_bytes

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from kafka_spark.errors import UnsupportedVersionError
 from kafka_spark.protocol.compiler import Plan, compile_struct
@@ -31,7 +31,7 @@ def is_flexible(api_key: int, version: int) -> bool:
     return version in get_api(api_key).request.flexible
 
 
-@lru_cache(maxsize=None)
+@cache
 def plan(api_key: int, version: int, kind: str) -> Plan:
     """The compiled plan for the request or response body of `api_key` at `version`."""
     spec = get_api(api_key)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kafka_spark.protocol.primitives import FIXED_CODES, ZERO_UUID
@@ -101,20 +101,13 @@ class Field:
         return copy.deepcopy(self.default) if isinstance(self.default, (list, dict)) else self.default
 
 
+_SCALAR_DEFAULTS: dict[str, Any] = {
+    "string": "", "bytes": b"", "records": None, "uuid": ZERO_UUID, "bool": False, "float64": 0.0,
+}
+
+
 def _scalar_default(type_: str) -> Any:
-    if type_ in ("string",):
-        return ""
-    if type_ == "bytes":
-        return b""
-    if type_ == "records":
-        return None
-    if type_ == "uuid":
-        return ZERO_UUID
-    if type_ == "bool":
-        return False
-    if type_ == "float64":
-        return 0.0
-    return 0
+    return _SCALAR_DEFAULTS.get(type_, 0)
 
 
 def _tagging(tag: int | None, tagged: str | None, versions: Versions) -> Versions:
@@ -202,7 +195,6 @@ class Api:
     versions: Versions
     request: Message
     response: Message
-    notes: dict[str, str] = field(default_factory=dict)
 
     def message(self, kind: str) -> Message:
         """The ``"request"`` or ``"response"`` message."""

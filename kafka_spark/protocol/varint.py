@@ -20,7 +20,9 @@ def encode_uvarint(value: int) -> bytes:
     return bytes(out)
 
 
-def decode_uvarint(buf: bytes | bytearray | memoryview, pos: int, max_bytes: int = _MAX_VARLONG_BYTES) -> tuple[int, int]:
+def decode_uvarint(
+    buf: bytes | bytearray | memoryview, pos: int, max_bytes: int = _MAX_VARLONG_BYTES
+) -> tuple[int, int]:
     """Decode an unsigned varint at `pos`; return (value, next position)."""
     result = 0
     shift = 0
