@@ -6,21 +6,13 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import NamedTuple
 
+from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.errors import ConfigError
 
 # Spark's sentinels inside offsets JSON.
 LATEST = -1
 EARLIEST = -2
-
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,81 @@
+"""`kafka-spark metadata`: brokers, topics, partitions, leaders; plus the connection options of every client command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from kafka_spark.client import KafkaClient
+from kafka_spark.client.config import load_properties, parse_overrides
+from kafka_spark.errors import ERROR_CODES, ConfigError
+
+
+def add_client_args(p: argparse.ArgumentParser) -> None:
+    """The connection options of every command that talks to a cluster."""
+    p.add_argument("-b", "--bootstrap-server", help="comma-separated host:port list (bootstrap.servers)")
+    p.add_argument("--command-config", metavar="FILE",
+                   help="a Java client .properties file (security.protocol, sasl.*, ssl.*, ...)")
+    p.add_argument("-X", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="a client property, repeatable (e.g. -X security.protocol=SSL)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def client_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = None) -> KafkaClient:
+    """A client from --command-config, -X and --bootstrap-server (later ones win)."""
+    props: dict[str, Any] = {}
+    if args.command_config:
+        try:
+            props.update(load_properties(args.command_config))
+        except OSError as exc:
+            raise ConfigError(f"--command-config: cannot read {args.command_config}: {exc.strerror}") from None
+    props.update(parse_overrides(args.overrides))
+    if args.bootstrap_server:
+        props["bootstrap.servers"] = args.bootstrap_server
+    if "bootstrap.servers" not in props:
+        raise ConfigError("give --bootstrap-server (or bootstrap.servers in --command-config)")
+    props.update(extra or {})
+    return KafkaClient(props)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("metadata", help="show brokers, topics, partitions, leaders and replicas")
+    add_client_args(p)
+    p.add_argument("--topic", action="append", default=[], help="only this topic (repeatable)")
+    p.add_argument("--pattern", help="only topics fully matching this regular expression")
+    p.add_argument("--internal", action="store_true", help="include internal topics (__consumer_offsets, ...)")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    with client_from_args(args) as client:
+        md = client.metadata(args.topic or None)
+        names = sorted(args.topic) if args.topic else md.matching(args.pattern or ".*", args.internal)
+        topics = [md.topics[n] for n in names if n in md.topics]
+        if args.json:
+            print(json.dumps({
+                "cluster_id": md.cluster_id, "controller_id": md.controller_id,
+                "brokers": [{"id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+                            for b in sorted(md.brokers.values(), key=lambda b: b.node_id)],
+                "topics": [{
+                    "name": t.name, "topic_id": str(t.topic_id), "internal": t.is_internal, "error_code": t.error_code,
+                    "partitions": [{"partition": p.partition, "leader": p.leader, "leader_epoch": p.leader_epoch,
+                                    "replicas": list(p.replicas), "isr": list(p.isr),
+                                    "offline": list(p.offline_replicas), "error_code": p.error_code}
+                                   for p in sorted(t.partitions.values(), key=lambda p: p.partition)],
+                } for t in topics],
+            }, indent=2))
+            return 0
+        print(f"cluster {md.cluster_id}  controller {md.controller_id}")
+        for b in sorted(md.brokers.values(), key=lambda b: b.node_id):
+            print(f"  broker {b.node_id}  {b.address}" + (f"  rack {b.rack}" if b.rack else ""))
+        for t in topics:
+            if t.error_code:
+                name = ERROR_CODES[t.error_code].name if t.error_code in ERROR_CODES else t.error_code
+                print(f"topic {t.name}: {name}")
+                continue
+            print(f"topic {t.name}  id {t.topic_id}  {len(t.partitions)} partitions")
+            for p in sorted(t.partitions.values(), key=lambda p: p.partition):
+                print(f"  partition {p.partition:<4} leader {p.leader:<4} epoch {p.leader_epoch:<4} "
+                      f"replicas {','.join(map(str, p.replicas)):<10} isr {','.join(map(str, p.isr))}")
+        return 1 if any(t.error_code for t in topics) else 0

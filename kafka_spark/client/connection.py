@@ -1,0 +1,392 @@
+"""One broker connection: TCP (+TLS), ApiVersions negotiation, SASL, pipelined requests.
+
+Requests are written as soon as `send` is called and answered in order, so several can be in flight;
+`receive` reads responses until the one asked for has arrived, keeping the others for their owners.
+Responses are read in large chunks through a reused read-ahead buffer; a large frame is received
+straight into its own buffer, which its decoded ``records`` slices point into.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import socket
+import ssl
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from kafka_spark.client.config import ClientConfig
+from kafka_spark.client.errors import ConnectionClosedError, RequestTimeoutError
+from kafka_spark.client.sasl import make_mechanism
+from kafka_spark.errors import AuthenticationError, DecodeError, KafkaConnectionError, UnsupportedVersionError
+from kafka_spark.errors.codes import BrokerError, UnknownBrokerError, error_for_code
+from kafka_spark.protocol import (
+    ApiKey,
+    BrokerVersions,
+    api_versions_request,
+    decode_response,
+    encode_request,
+    expects_response,
+    parse_api_versions_response,
+    pick_version,
+    read_frame_size,
+)
+
+log = logging.getLogger(__name__)
+
+_READ_AHEAD = 256 * 1024
+_MIN_MAX_FRAME = 100 * 1024 * 1024
+_UNSUPPORTED_VERSION = 35
+
+
+def broker_error(code: int, context: str, message: str | None = None) -> BrokerError:
+    """The typed exception for a non-zero error code, with the broker's own message when it sent one."""
+    error = error_for_code(code, context)
+    assert error is not None, "broker_error() needs a non-zero code"
+    if message and not isinstance(error, UnknownBrokerError):
+        return type(error)(message, context)
+    return error
+
+
+class InFlight:
+    """A request written to the socket and not yet answered."""
+
+    __slots__ = ("api_key", "correlation_id", "error", "frame", "response", "sent_at", "version")
+
+    def __init__(self, api_key: int, version: int, correlation_id: int) -> None:
+        self.api_key = api_key
+        self.version = version
+        self.correlation_id = correlation_id
+        self.sent_at = time.monotonic()
+        self.response: dict[str, Any] | None = None
+        self.frame: bytes | bytearray | None = None
+        self.error: BaseException | None = None
+
+    @property
+    def done(self) -> bool:
+        """True once answered or failed."""
+        return self.response is not None or self.error is not None
+
+
+class BrokerConnection:
+    """A connection to one broker; `connect()` performs TLS, version negotiation and SASL."""
+
+    def __init__(self, host: str, port: int, config: ClientConfig, node_id: int | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
+        self.host = host
+        self.port = port
+        self.node_id = node_id
+        self.config = config
+        self._ssl_context = ssl_context
+        self._sock: socket.socket | None = None
+        self._lock = threading.RLock()
+        self._pending: deque[InFlight] = deque()
+        self._correlation = 0
+        self._buf = bytearray(_READ_AHEAD)
+        self._view = memoryview(self._buf)
+        self._start = 0
+        self._end = 0
+        self._throttle_until = 0.0
+        self._max_frame = max(_MIN_MAX_FRAME, 2 * config.fetch_max_bytes)
+        self.versions: BrokerVersions | None = None
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def address(self) -> str:
+        """``host:port``."""
+        return f"{self.host}:{self.port}"
+
+    @property
+    def connected(self) -> bool:
+        """True while the socket is open and authenticated."""
+        return self._sock is not None and self.versions is not None
+
+    @property
+    def in_flight(self) -> int:
+        """Requests written and not yet answered."""
+        return len(self._pending)
+
+    def connect(self) -> BrokerConnection:
+        """Open the socket, wrap TLS, negotiate API versions and authenticate."""
+        with self._lock:
+            if self.connected:
+                return self
+            self._open_socket()
+            try:
+                self._negotiate_versions()
+                if self.config.uses_sasl:
+                    self._authenticate()
+            except BaseException:
+                self.close()
+                raise
+            return self
+
+    def _open_socket(self) -> None:
+        timeout = self.config.connection_setup_timeout_ms / 1000
+        try:
+            raw = socket.create_connection((self.host, self.port), timeout=timeout)
+        except OSError as exc:
+            raise KafkaConnectionError(f"cannot connect to broker {self._name()}: {exc}") from None
+        try:
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.config.receive_buffer_bytes > 0:
+                raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.config.receive_buffer_bytes)
+            if self.config.send_buffer_bytes > 0:
+                raw.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.config.send_buffer_bytes)
+            sock: socket.socket = raw
+            if self._ssl_context is not None:
+                sock = self._ssl_context.wrap_socket(raw, server_hostname=self.host)
+        except ssl.SSLCertVerificationError as exc:
+            raw.close()
+            raise AuthenticationError(f"TLS: the certificate of broker {self._name()} does not verify: "
+                                      f"{exc.verify_message}") from None
+        except (ssl.SSLError, OSError) as exc:
+            raw.close()
+            raise KafkaConnectionError(f"TLS handshake with broker {self._name()} failed: {exc}") from None
+        sock.settimeout(self.config.request_timeout_ms / 1000)
+        self._sock = sock
+        self._start = self._end = 0
+
+    def close(self, reason: str = "closed by the client") -> None:
+        """Close the socket; requests still in flight fail with `ConnectionClosedError`."""
+        with self._lock:
+            sock, self._sock = self._sock, None
+            self.versions = None
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.close()
+            while self._pending:
+                self._pending.popleft().error = ConnectionClosedError(f"broker {self._name()}: {reason}")
+
+    def __enter__(self) -> BrokerConnection:
+        return self.connect()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "connected" if self.connected else "closed"
+        return f"BrokerConnection({self._name()}, {self.config.security_protocol}, {state})"
+
+    def _name(self) -> str:
+        return f"{self.node_id} at {self.address}" if self.node_id is not None else self.address
+
+    # ---- versions and authentication ----------------------------------------------------------
+
+    def _negotiate_versions(self) -> None:
+        fallback = self.config.broker_version_fallback
+        if not self.config.api_version_request:
+            self.versions = BrokerVersions.for_legacy_broker(fallback or "0.9.0")
+            return
+        version = pick_version(ApiKey.API_VERSIONS, 0, 32767)
+        for _ in range(3):
+            frame = api_versions_request(self._next_correlation(), self.config.client_id, version)
+            try:
+                self._write(frame)
+                body = self._read_frame()
+            except ConnectionClosedError:
+                if fallback is None:
+                    raise ConnectionClosedError(
+                        f"broker {self._name()} closed the connection on ApiVersions; it may predate Kafka 0.10 "
+                        "(set broker.version.fallback) or expect TLS/SASL (check security.protocol)") from None
+                self.close()
+                self._open_socket()
+                self.versions = BrokerVersions.for_legacy_broker(fallback)
+                return
+            _, response = parse_api_versions_response(body, version)
+            if response.get("error_code") == _UNSUPPORTED_VERSION and response.get("api_keys"):
+                ranges = {k["api_key"]: (k["min_version"], k["max_version"]) for k in response["api_keys"]}
+                lo, hi = ranges.get(ApiKey.API_VERSIONS, (0, 0))
+                version = pick_version(ApiKey.API_VERSIONS, lo, hi)
+                continue
+            self.versions = BrokerVersions.from_response(response)
+            return
+        raise UnsupportedVersionError(f"broker {self._name()}: ApiVersions negotiation did not converge")
+
+    def _authenticate(self) -> None:
+        username, password = self.config.sasl_credentials()
+        mechanism = make_mechanism(self.config.sasl_mechanism, username, password)
+        handshake_version = self.version(ApiKey.SASL_HANDSHAKE)
+        response = self._call_now(ApiKey.SASL_HANDSHAKE, handshake_version, {"mechanism": mechanism.name})
+        if response["error_code"]:
+            enabled = ", ".join(response.get("mechanisms") or []) or "none"
+            error = error_for_code(response["error_code"], f"SASL handshake with broker {self._name()}")
+            raise AuthenticationError(f"{error}; the broker enables: {enabled}") from None
+        token: bytes | None = mechanism.first()
+        use_frames = handshake_version >= 1 and self.versions is not None and self.versions.supports(
+            ApiKey.SASL_AUTHENTICATE)
+        while token is not None:
+            if use_frames:
+                reply = self._call_now(ApiKey.SASL_AUTHENTICATE, self.version(ApiKey.SASL_AUTHENTICATE),
+                                       {"auth_bytes": token})
+                if reply["error_code"]:
+                    raise broker_error(reply["error_code"], f"broker {self._name()}, {mechanism.name}",
+                                       reply.get("error_message")) from None
+                challenge = bytes(reply["auth_bytes"])
+            else:
+                # SaslHandshake v0: raw size-prefixed tokens; a refused login closes the socket
+                self._write(len(token).to_bytes(4, "big") + token)
+                try:
+                    challenge = bytes(self._read_frame())
+                except ConnectionClosedError:
+                    raise AuthenticationError(f"{mechanism.name} authentication with broker {self._name()} "
+                                              "failed (connection closed)") from None
+            token = mechanism.respond(challenge)
+        log.debug("authenticated to %s with %s", self._name(), mechanism.name)
+
+    def version(self, api_key: int) -> int:
+        """The negotiated version of `api_key` on this broker."""
+        if self.versions is None:
+            raise ConnectionClosedError(f"broker {self._name()} is not connected")
+        return self.versions.version_for(api_key)
+
+    def supports(self, api_key: int) -> bool:
+        """True if this broker and client share a version of `api_key`."""
+        return self.versions is not None and self.versions.supports(api_key)
+
+    # ---- requests --------------------------------------------------------------------------
+
+    def _next_correlation(self) -> int:
+        self._correlation = (self._correlation + 1) & 0x7FFFFFFF
+        return self._correlation
+
+    def _call_now(self, api_key: int, version: int, body: Mapping[str, Any]) -> dict[str, Any]:
+        # used during connect(), before the connection counts as connected
+        corr = self._next_correlation()
+        self._write(encode_request(api_key, version, corr, self.config.client_id, body))
+        frame = self._read_frame()
+        got, response = decode_response(api_key, version, frame)
+        if got != corr:
+            self.close("correlation id mismatch")
+            raise ConnectionClosedError(f"broker {self._name()} answered correlation id {got}, expected {corr}")
+        return response
+
+    def send(self, api_key: int, body: Mapping[str, Any], version: int | None = None) -> InFlight:
+        """Write a request; the returned handle is answered by `receive` (None-response for acks=0)."""
+        with self._lock:
+            if not self.connected:
+                self.connect()
+            if version is None:
+                version = self.version(api_key)
+            wait = self._throttle_until - time.monotonic()
+            if wait > 0:
+                # the broker asked us to back off (quota); it would mute the channel anyway
+                time.sleep(wait)
+            corr = self._next_correlation()
+            frame = encode_request(api_key, version, corr, self.config.client_id, body)
+            handle = InFlight(api_key, version, corr)
+            self._write(frame)
+            if expects_response(api_key, body):
+                self._pending.append(handle)
+            else:
+                handle.response = {}
+            return handle
+
+    def receive(self, handle: InFlight) -> dict[str, Any]:
+        """Block until `handle` is answered; return the decoded body (earlier answers are kept)."""
+        with self._lock:
+            while not handle.done:
+                if not self._pending:
+                    raise ConnectionClosedError(f"broker {self._name()}: no request in flight for this handle")
+                frame = self._read_frame()
+                head = self._pending.popleft()
+                try:
+                    corr, body = decode_response(head.api_key, head.version, frame)
+                except DecodeError as exc:
+                    self.close(f"undecodable response: {exc}")
+                    raise
+                if corr != head.correlation_id:
+                    self.close("correlation id mismatch")
+                    raise ConnectionClosedError(
+                        f"broker {self._name()} answered correlation id {corr}, expected {head.correlation_id}")
+                throttle = body.get("throttle_time_ms") or 0
+                if throttle > 0:
+                    self._throttle_until = max(self._throttle_until, time.monotonic() + throttle / 1000)
+                head.frame = frame
+                head.response = body
+            if handle.error is not None:
+                raise handle.error
+            assert handle.response is not None
+            return handle.response
+
+    def request(self, api_key: int, body: Mapping[str, Any], version: int | None = None) -> dict[str, Any]:
+        """Send one request and wait for its response."""
+        with self._lock:
+            return self.receive(self.send(api_key, body, version))
+
+    # ---- socket I/O -----------------------------------------------------------------------
+
+    def _write(self, data: bytes) -> None:
+        sock = self._sock
+        if sock is None:
+            raise ConnectionClosedError(f"broker {self._name()} is not connected")
+        try:
+            sock.sendall(data)
+        except TimeoutError:
+            self.close("write timed out")
+            raise RequestTimeoutError(f"writing to broker {self._name()} timed out") from None
+        except OSError as exc:
+            self.close(str(exc))
+            raise ConnectionClosedError(f"writing to broker {self._name()} failed: {exc}") from None
+
+    def _recv_into(self, view: memoryview) -> int:
+        sock = self._sock
+        if sock is None:
+            raise ConnectionClosedError(f"broker {self._name()} is not connected")
+        try:
+            n = sock.recv_into(view)
+        except TimeoutError:
+            self.close("request timed out")
+            raise RequestTimeoutError(
+                f"broker {self._name()} did not answer within request.timeout.ms="
+                f"{self.config.request_timeout_ms}") from None
+        except OSError as exc:
+            self.close(str(exc))
+            raise ConnectionClosedError(f"reading from broker {self._name()} failed: {exc}") from None
+        if n == 0:
+            self.close("closed by the broker")
+            raise ConnectionClosedError(f"broker {self._name()} closed the connection")
+        return n
+
+    def _fill(self, need: int) -> None:
+        # make at least `need` bytes available in the read-ahead buffer
+        if self._end - self._start >= need:
+            return
+        if self._start:
+            remaining = self._end - self._start
+            self._buf[:remaining] = self._buf[self._start:self._end]
+            self._start, self._end = 0, remaining
+        while self._end - self._start < need:
+            self._end += self._recv_into(self._view[self._end:])
+
+    def _read_frame(self) -> bytes | bytearray:
+        self._fill(4)
+        try:
+            size = read_frame_size(self._view[self._start:self._start + 4], self._max_frame)
+        except DecodeError as exc:
+            self.close(str(exc))
+            raise ConnectionClosedError(f"broker {self._name()} sent a bad frame: {exc}") from None
+        self._start += 4
+        buffered = self._end - self._start
+        if size <= buffered:
+            frame = bytes(self._view[self._start:self._start + size])
+            self._start += size
+            return frame
+        if size <= len(self._buf) // 2:
+            self._fill(size)
+            frame = bytes(self._view[self._start:self._start + size])
+            self._start += size
+            return frame
+        # big frame: take what is buffered, then receive the rest straight into the frame
+        out = bytearray(size)
+        out[:buffered] = self._view[self._start:self._end]
+        self._start = self._end = 0
+        target = memoryview(out)
+        pos = buffered
+        while pos < size:
+            pos += self._recv_into(target[pos:])
+        return out

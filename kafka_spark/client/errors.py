@@ -1,0 +1,68 @@
+"""Errors raised by the client on top of the package's exception tree."""
+
+from __future__ import annotations
+
+from kafka_spark.errors import DataLossError, KafkaConnectionError, KafkaSparkError
+
+
+class RetriesExhaustedError(KafkaSparkError):
+    """A retriable failure persisted past the configured retries or deadline.
+
+    `last_error` is the final underlying failure, `attempts` how many tries were made.
+    """
+
+    def __init__(self, what: str, attempts: int, elapsed: float, last_error: BaseException | None) -> None:
+        self.what = what
+        self.attempts = attempts
+        self.elapsed = elapsed
+        self.last_error = last_error
+        cause = f"{type(last_error).__name__}: {last_error}" if last_error else "no response"
+        super().__init__(
+            f"{what}: gave up after {attempts} attempts in {elapsed:.1f}s; last error {cause}. "
+            "The cluster kept answering with a retriable error (leader moving, broker down, throttling); "
+            "check broker health or raise retries / delivery.timeout.ms / default.api.timeout.ms."
+        )
+
+
+class RequestTimeoutError(KafkaConnectionError):
+    """A broker did not answer within `request.timeout.ms`."""
+
+
+class ConnectionClosedError(KafkaConnectionError):
+    """The broker closed the connection (restart, idle timeout, or it rejected the request)."""
+
+
+class NoBrokersAvailableError(KafkaConnectionError):
+    """None of the bootstrap or known brokers accepted a connection."""
+
+
+class UnknownTopicError(KafkaSparkError):
+    """A topic or partition that the cluster does not have."""
+
+
+class FetchTimeoutError(KafkaSparkError):
+    """The requested offsets did not become available before the fetch deadline."""
+
+
+class OffsetOutOfRangeDataLoss(DataLossError):
+    """Offsets of a requested range were deleted (retention) or the log was truncated.
+
+    `topic`, `partition`, the requested `offset`, and the broker's current `log_start_offset` /
+    `high_watermark` say what is missing.
+    """
+
+    def __init__(self, topic: str, partition: int, offset: int, log_start_offset: int, high_watermark: int) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.log_start_offset = log_start_offset
+        self.high_watermark = high_watermark
+        super().__init__(
+            f"{topic}-{partition}: offset {offset} is no longer available (log start {log_start_offset}, "
+            f"high watermark {high_watermark}); the records were deleted by retention or the log was "
+            "truncated. Set failOnDataLoss=false (fail_on_data_loss=False) to skip the missing offsets."
+        )
+
+
+class ProducerError(KafkaSparkError):
+    """A record could not be delivered."""

@@ -1,0 +1,366 @@
+"""A producer: per-partition batches, linger, compression, acks, the Java partitioner, optional idempotence.
+
+`send()` appends a record to its partition's open batch and returns a `RecordFuture`. A sender thread
+ships batches that are full or older than ``linger.ms``, one Produce request per leader at a time
+(so retries cannot reorder), retries retriable errors after a metadata refresh until
+``delivery.timeout.ms``, and resolves the futures with the assigned offsets. With
+``enable.idempotence`` the broker drops duplicates of retried batches by producer id and sequence.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.config import ClientConfig
+from kafka_spark.client.connection import BrokerConnection, InFlight, broker_error
+from kafka_spark.client.errors import ProducerError
+from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.client.partitioner import StickyPartitioner
+from kafka_spark.client.records_adapter import OutgoingRecord, encode_records
+from kafka_spark.client.retry import Backoff, is_retriable
+from kafka_spark.errors import KafkaConnectionError, KafkaSparkError
+from kafka_spark.protocol import ApiKey
+
+log = logging.getLogger(__name__)
+
+# record overhead estimate (v2 varints, attributes, deltas) for sizing batches before encoding
+_RECORD_OVERHEAD = 21
+_BATCH_OVERHEAD = 61
+DUPLICATE_SEQUENCE_NUMBER = 46
+
+
+@dataclass(frozen=True)
+class RecordMetadata:
+    """Where a record was written; `offset` is -1 with acks=0."""
+
+    topic: str
+    partition: int
+    offset: int
+    timestamp: int
+
+
+class RecordFuture:
+    """The outcome of one `send()`: `get()` waits for the `RecordMetadata` or raises the delivery error."""
+
+    __slots__ = ("_done", "_error", "_value")
+
+    def __init__(self) -> None:
+        self._done = threading.Event()
+        self._value: RecordMetadata | None = None
+        self._error: BaseException | None = None
+
+    def set(self, value: RecordMetadata) -> None:
+        self._value = value
+        self._done.set()
+
+    def fail(self, error: BaseException) -> None:
+        self._error = error
+        self._done.set()
+
+    @property
+    def done(self) -> bool:
+        """True once delivered or failed."""
+        return self._done.is_set()
+
+    def get(self, timeout: float | None = None) -> RecordMetadata:
+        """The record's metadata; raises its delivery error, or TimeoutError."""
+        if not self._done.wait(timeout):
+            raise TimeoutError("the record was not acknowledged in time")
+        if self._error is not None:
+            raise self._error
+        assert self._value is not None
+        return self._value
+
+
+@dataclass
+class _Batch:
+    tp: TopicPartition
+    created: float
+    records: list[OutgoingRecord] = field(default_factory=list)
+    futures: list[RecordFuture] = field(default_factory=list)
+    size: int = _BATCH_OVERHEAD
+    attempts: int = 0
+    base_sequence: int = -1
+    encoded: bytes | None = None
+    retry_at: float = 0.0
+
+
+class Producer:
+    """A thread-safe producer with the Java producer's settings (``acks``, ``linger.ms``, ``batch.size``, ...)."""
+
+    def __init__(self, config: ClientConfig | Mapping[str, Any] | Cluster) -> None:
+        if isinstance(config, Cluster):
+            self.cluster, self._owns_cluster = config, False
+        else:
+            self.cluster, self._owns_cluster = Cluster(config), True
+        self.config = self.cluster.config
+        self._partitioner = StickyPartitioner()
+        self._batches: dict[TopicPartition, _Batch] = {}
+        self._ready: list[_Batch] = []
+        self._cond = threading.Condition()
+        self._closed = False
+        self._unsent = 0
+        self._backoff = Backoff(self.config.retry_backoff_ms, self.config.retry_backoff_max_ms)
+        self._producer_id = -1
+        self._producer_epoch = -1
+        self._sequences: dict[TopicPartition, int] = {}
+        self._sender = threading.Thread(target=self._run, name="kafka-spark-producer", daemon=True)
+        self._sender_error: BaseException | None = None
+        self._sender.start()
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Producer({self.cluster!r}, acks={self.config.acks}, compression={self.config.compression_type})"
+
+    # ---- the caller's side -----------------------------------------------------------------
+
+    def partition_for(self, topic: str, key: bytes | None) -> int:
+        """The partition a record with `key` goes to (murmur2 like the Java producer; sticky for None)."""
+        count = len(self.cluster.topics([topic])[topic].partitions)
+        return self._partitioner.partition(topic, key, count)
+
+    def send(self, topic: str, value: bytes | None, key: bytes | None = None,
+             headers: Sequence[tuple[str, bytes | None]] = (), partition: int | None = None,
+             timestamp_ms: int | None = None) -> RecordFuture:
+        """Queue one record; the future resolves once the broker acknowledged it (per ``acks``)."""
+        if self._closed:
+            raise ProducerError("the producer is closed")
+        if self._sender_error is not None:
+            raise ProducerError(f"the producer's sender stopped: {self._sender_error}")
+        if partition is None:
+            partition = self.partition_for(topic, key)
+        else:
+            count = len(self.cluster.topics([topic])[topic].partitions)
+            if not 0 <= partition < count:
+                raise ProducerError(f"{topic} has partitions 0..{count - 1}, not {partition}")
+        record = OutgoingRecord(key, value, tuple(headers),
+                                int(time.time() * 1000) if timestamp_ms is None else timestamp_ms)
+        size = _RECORD_OVERHEAD + len(key or b"") + len(value or b"") + sum(
+            len(k.encode()) + len(v or b"") + 4 for k, v in record.headers)
+        if size + _BATCH_OVERHEAD > self.config.max_request_size:
+            raise ProducerError(f"a record of about {size} bytes exceeds max.request.size="
+                                f"{self.config.max_request_size}")
+        future = RecordFuture()
+        tp = TopicPartition(topic, partition)
+        with self._cond:
+            batch = self._batches.get(tp)
+            if batch is not None and batch.records and batch.size + size > max(self.config.batch_size, 1):
+                self._seal(batch, topic)
+                batch = None
+            if batch is None:
+                batch = self._batches[tp] = _Batch(tp, time.monotonic())
+            batch.records.append(record)
+            batch.futures.append(future)
+            batch.size += size
+            self._unsent += 1
+            if batch.size >= self.config.batch_size:
+                self._seal(batch, topic)
+            self._cond.notify_all()
+        return future
+
+    def _seal(self, batch: _Batch, topic: str) -> None:
+        # called with the lock held: the batch stops taking records and is queued for sending
+        if self._batches.get(batch.tp) is batch:
+            del self._batches[batch.tp]
+        self._ready.append(batch)
+        if self.config.batch_size:
+            count = len(self.cluster.metadata.partitions_for(topic)) or batch.tp.partition + 1
+            self._partitioner.batch_completed(topic, count)
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Send everything queued now (ignoring linger) and wait until all of it is acknowledged or failed."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            for batch in list(self._batches.values()):
+                self._seal(batch, batch.tp.topic)
+            self._cond.notify_all()
+            while self._unsent:
+                if self._sender_error is not None:
+                    raise ProducerError(f"the producer's sender stopped: {self._sender_error}")
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    raise TimeoutError(f"{self._unsent} records still unacknowledged")
+                self._cond.wait(0.1 if remaining is None else min(remaining, 0.1))
+
+    def close(self, timeout: float | None = None) -> None:
+        """Flush, stop the sender and close connections."""
+        if self._closed:
+            return
+        try:
+            self.flush(timeout)
+        finally:
+            with self._cond:
+                self._closed = True
+                self._cond.notify_all()
+            self._sender.join(timeout=5)
+            if self._owns_cluster:
+                self.cluster.close()
+
+    # ---- the sender thread -----------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            while True:
+                with self._cond:
+                    batches = self._take_ready()
+                    if not batches:
+                        if self._closed and not self._batches and not self._ready:
+                            return
+                        self._cond.wait(self._wait_time())
+                        continue
+                self._send_round(batches)
+        except BaseException as exc:
+            log.exception("producer sender failed")
+            self._sender_error = exc
+            with self._cond:
+                for batch in [*self._ready, *self._batches.values()]:
+                    self._finish(batch, error=ProducerError(f"the producer's sender stopped: {exc}"))
+                self._ready.clear()
+                self._batches.clear()
+                self._cond.notify_all()
+
+    def _wait_time(self) -> float:
+        now = time.monotonic()
+        linger = self.config.linger_ms / 1000
+        times = [b.created + linger - now for b in self._batches.values()]
+        times += [b.retry_at - now for b in self._ready]
+        return max(min(times, default=0.5), 0.001)
+
+    def _take_ready(self) -> list[_Batch]:
+        now = time.monotonic()
+        linger = self.config.linger_ms / 1000
+        for batch in list(self._batches.values()):
+            if now - batch.created >= linger:
+                self._seal(batch, batch.tp.topic)
+        # one batch per partition per round, in queue order, and none overtakes a batch awaiting retry
+        ready: list[_Batch] = []
+        keep: list[_Batch] = []
+        seen: set[TopicPartition] = set()
+        for batch in self._ready:
+            if batch.tp in seen or batch.retry_at > now:
+                keep.append(batch)
+            else:
+                ready.append(batch)
+            seen.add(batch.tp)
+        self._ready = keep
+        return ready
+
+    def _send_round(self, batches: list[_Batch]) -> None:
+        if self.config.enable_idempotence and self._producer_id < 0:
+            self._init_producer_id()
+        by_leader: dict[int, list[_Batch]] = {}
+        for batch in batches:
+            try:
+                leader = self.cluster.leader(batch.tp).leader
+            except KafkaSparkError as exc:
+                self._failed(batch, exc)
+                continue
+            by_leader.setdefault(leader, []).append(batch)
+        sent: list[tuple[BrokerConnection, InFlight, list[_Batch]]] = []
+        for leader, group in by_leader.items():
+            try:
+                conn = self.cluster.connection(leader)
+                handle = conn.send(ApiKey.PRODUCE, self._produce_body(group))
+            except KafkaSparkError as exc:
+                for batch in group:
+                    self._failed(batch, exc)
+                continue
+            sent.append((conn, handle, group))
+        for conn, handle, group in sent:
+            try:
+                response = conn.receive(handle)
+            except KafkaSparkError as exc:
+                for batch in group:
+                    self._failed(batch, exc)
+                continue
+            self._complete(group, response)
+
+    def _produce_body(self, group: Iterable[_Batch]) -> dict[str, Any]:
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for batch in group:
+            batch.attempts += 1
+            if batch.encoded is None:
+                if self._producer_id >= 0:
+                    seq = self._sequences.get(batch.tp, 0)
+                    batch.base_sequence = seq
+                    self._sequences[batch.tp] = (seq + len(batch.records)) & 0x7FFFFFFF
+                batch.encoded = encode_records(batch.records, self.config.compression_type, self._producer_id,
+                                               self._producer_epoch, batch.base_sequence)
+            topics.setdefault(batch.tp.topic, []).append({"index": batch.tp.partition, "records": batch.encoded})
+        return {
+            "transactional_id": None, "acks": self.config.acks, "timeout_ms": self.config.request_timeout_ms,
+            "topic_data": [{"name": t, "topic_id": self.cluster.metadata.topic_id(t), "partition_data": ps}
+                           for t, ps in topics.items()],
+        }
+
+    def _complete(self, group: list[_Batch], response: Mapping[str, Any]) -> None:
+        if self.config.acks == 0:
+            for batch in group:
+                self._finish(batch, base_offset=-1)
+            return
+        answers: dict[TopicPartition, Mapping[str, Any]] = {}
+        for topic in response.get("responses", ()):
+            name = topic.get("name") or self.cluster.metadata.topic_name(topic.get("topic_id"))
+            for p in topic["partition_responses"]:
+                answers[TopicPartition(name, p["index"])] = p
+        for batch in group:
+            p = answers.get(batch.tp)
+            if p is None:
+                self._failed(batch, ProducerError(f"the Produce response has no answer for {batch.tp}"))
+                continue
+            code = p["error_code"]
+            if code == DUPLICATE_SEQUENCE_NUMBER or not code:
+                self._finish(batch, base_offset=p["base_offset"], append_time=p.get("log_append_time_ms", -1))
+                continue
+            self._failed(batch, broker_error(code, f"Produce {batch.tp}", p.get("error_message")))
+
+    def _failed(self, batch: _Batch, error: BaseException) -> None:
+        age = time.monotonic() - batch.created
+        if is_retriable(error) and batch.attempts <= self.config.retries and \
+                age < self.config.delivery_timeout_ms / 1000:
+            log.info("%s: produce failed (%s); retrying", batch.tp, error)
+            self.cluster.on_retriable(error)
+            if isinstance(error, KafkaConnectionError):
+                self.cluster.metadata.invalidate()
+            batch.retry_at = time.monotonic() + self._backoff.delay(batch.attempts)
+            with self._cond:
+                self._ready.insert(0, batch)
+            return
+        self._finish(batch, error=error)
+
+    def _finish(self, batch: _Batch, base_offset: int = -1, append_time: int = -1,
+                error: BaseException | None = None) -> None:
+        for i, (record, future) in enumerate(zip(batch.records, batch.futures, strict=True)):
+            if error is not None:
+                future.fail(error)
+            else:
+                offset = base_offset + i if base_offset >= 0 else -1
+                ts = append_time if append_time >= 0 else record.timestamp_ms
+                future.set(RecordMetadata(batch.tp.topic, batch.tp.partition, offset, ts))
+        with self._cond:
+            self._unsent -= len(batch.records)
+            self._cond.notify_all()
+
+    def _init_producer_id(self) -> None:
+        def attempt(_: int) -> dict[str, Any]:
+            conn = self.cluster.any_connection()
+            response = conn.request(ApiKey.INIT_PRODUCER_ID, {
+                "transactional_id": None, "transaction_timeout_ms": 60000, "producer_id": -1, "producer_epoch": -1})
+            if response["error_code"]:
+                raise broker_error(response["error_code"], "InitProducerId")
+            return response
+
+        response = self.cluster.retry("InitProducerId", attempt)
+        self._producer_id = response["producer_id"]
+        self._producer_epoch = response["producer_epoch"]

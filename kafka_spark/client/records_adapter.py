@@ -1,0 +1,42 @@
+"""The client's only contact with `kafka_spark.records`: decode fetched bytes, encode produced records."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import pyarrow as pa
+
+from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.records import decode_to_arrow, encode_batch
+
+
+class OutgoingRecord(NamedTuple):
+    """A record queued by the producer."""
+
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...]
+    timestamp_ms: int
+
+
+def decode_fetched(data: memoryview, tp: TopicPartition, start: int, end: int,
+                   aborted: Sequence[Any] | None, include_headers: bool) -> pa.RecordBatch | None:
+    """Records of complete batches in `data` with offsets in [start, end), as Spark's Kafka schema.
+
+    `aborted` (read_committed only) lists the fetch response's aborted transactions; control records
+    are never returned.
+    """
+    pairs = None if aborted is None else [(a["producer_id"], a["first_offset"]) for a in aborted]
+    result = decode_to_arrow(data, tp.topic, tp.partition, start_offset=start, end_offset=end, aborted=pairs,
+                             isolation="read_uncommitted" if aborted is None else "read_committed",
+                             include_headers=include_headers)
+    return result.batch
+
+
+def encode_records(records: Sequence[OutgoingRecord], compression: str, producer_id: int, producer_epoch: int,
+                   base_sequence: int) -> bytes:
+    """One v2 record batch (base offset 0) holding `records`."""
+    return encode_batch([(r.key, r.value, r.headers, r.timestamp_ms) for r in records],
+                        compression=None if compression == "none" else compression, producer_id=producer_id,
+                        producer_epoch=producer_epoch, base_sequence=base_sequence)

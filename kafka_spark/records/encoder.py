@@ -1,0 +1,230 @@
+"""Encoders for all three formats and every codec: v2 record batches (with headers, producer
+state, transactional and control batches) and v0/v1 message sets (with compressed wrappers)."""
+
+from __future__ import annotations
+
+import struct
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from kafka_spark.protocol.varint import encode_varint
+from kafka_spark.records.compression import compress
+from kafka_spark.records.constants import (
+    CONTROL_MASK,
+    MAGIC_V0,
+    MAGIC_V1,
+    MAGIC_V2,
+    NO_TIMESTAMP,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_MASK,
+    V2_ATTRIBUTES_OFFSET,
+    V2_CRC_OFFSET,
+    V2_HEADER,
+    Compression,
+    ControlType,
+    TimestampType,
+    compression_of,
+)
+from kafka_spark.records.crc import crc32, crc32c
+from kafka_spark.records.model import Headers, RecordData
+
+RecordLike = RecordData | tuple | Any
+"""A RecordData, a decoded Record, or a tuple (key, value[, headers[, timestamp]])."""
+
+_CONTROL_KEY = struct.Struct(">hh")
+_CONTROL_VALUE = struct.Struct(">hi")
+
+
+def _normalise(record: RecordLike) -> tuple[bytes | None, bytes | None, Headers, int]:
+    if isinstance(record, tuple):
+        key, value, *rest = record
+        headers = rest[0] if rest else ()
+        timestamp = rest[1] if len(rest) > 1 else None
+    else:
+        key, value, headers, timestamp = record.key, record.value, record.headers, record.timestamp
+    if timestamp is None:
+        timestamp = int(time.time() * 1000)
+    return key, value, tuple(headers or ()), timestamp
+
+
+def encode_batch(
+    records: Iterable[RecordLike],
+    *,
+    magic: int = MAGIC_V2,
+    compression: str | int | None = None,
+    base_offset: int = 0,
+    timestamp_type: int = TimestampType.CREATE_TIME,
+    log_append_time: int | None = None,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    partition_leader_epoch: int = -1,
+    offset_deltas: Sequence[int] | None = None,
+    last_offset_delta: int | None = None,
+    xerial_snappy: bool = True,
+    compression_level: int | None = None,
+) -> bytes:
+    """Encode records as one v2 batch, or as a v0/v1 message set (one wrapper if compressed).
+
+    Offsets are `base_offset + offset_deltas[i]` (default: consecutive). With LogAppendTime, the
+    batch (or wrapper) carries `log_append_time`. Producer id/epoch/sequence and `transactional`
+    apply to v2 only.
+    """
+    items = [_normalise(r) for r in records]
+    deltas = list(offset_deltas) if offset_deltas is not None else list(range(len(items)))
+    if len(deltas) != len(items):
+        raise ValueError("offset_deltas must have one entry per record")
+    codec = compression_of(compression)
+    if timestamp_type == TimestampType.LOG_APPEND_TIME and log_append_time is None:
+        log_append_time = int(time.time() * 1000)
+    if magic == MAGIC_V2:
+        return _encode_v2(
+            items, deltas, codec, base_offset, timestamp_type, log_append_time, producer_id, producer_epoch,
+            base_sequence, transactional, False, partition_leader_epoch, last_offset_delta, xerial_snappy,
+            compression_level,
+        )
+    if magic in (MAGIC_V0, MAGIC_V1):
+        if codec == Compression.ZSTD:
+            raise ValueError("zstd compression needs magic v2 (KIP-110)")
+        return _encode_legacy(
+            items, deltas, codec, magic, base_offset, timestamp_type, log_append_time, xerial_snappy, compression_level
+        )
+    raise ValueError(f"magic must be 0, 1 or 2, not {magic}")
+
+
+def encode_control_batch(
+    marker: int,
+    *,
+    base_offset: int,
+    producer_id: int,
+    producer_epoch: int,
+    coordinator_epoch: int = 0,
+    timestamp: int | None = None,
+    partition_leader_epoch: int = -1,
+) -> bytes:
+    """A transaction end marker (ControlType.COMMIT or ABORT) as a v2 control batch."""
+    key = _CONTROL_KEY.pack(0, int(ControlType(marker)))
+    value = _CONTROL_VALUE.pack(0, coordinator_epoch)
+    ts = int(time.time() * 1000) if timestamp is None else timestamp
+    return _encode_v2(
+        [(key, value, (), ts)], [0], Compression.NONE, base_offset, TimestampType.CREATE_TIME, None, producer_id,
+        producer_epoch, -1, True, True, partition_leader_epoch, None, True, None,
+    )
+
+
+def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
+                  headers: Headers) -> bytes:
+    """One v2 record, length prefix included."""
+    body = bytearray(b"\x00")
+    body += encode_varint(timestamp_delta)
+    body += encode_varint(offset_delta)
+    _varint_bytes(body, key)
+    _varint_bytes(body, value)
+    body += encode_varint(len(headers))
+    for header_key, header_value in headers:
+        _varint_bytes(body, header_key.encode("utf-8"))
+        _varint_bytes(body, header_value)
+    return encode_varint(len(body)) + bytes(body)
+
+
+def _varint_bytes(out: bytearray, data: bytes | None) -> None:
+    if data is None:
+        out += b"\x01"  # zigzag(-1)
+    else:
+        out += encode_varint(len(data))
+        out += data
+
+
+def _encode_v2(
+    items: list[tuple[bytes | None, bytes | None, Headers, int]],
+    deltas: list[int],
+    codec: Compression,
+    base_offset: int,
+    timestamp_type: int,
+    log_append_time: int | None,
+    producer_id: int,
+    producer_epoch: int,
+    base_sequence: int,
+    transactional: bool,
+    control: bool,
+    partition_leader_epoch: int,
+    last_offset_delta: int | None,
+    xerial_snappy: bool,
+    level: int | None,
+) -> bytes:
+    base_ts = items[0][3] if items else NO_TIMESTAMP
+    if timestamp_type == TimestampType.LOG_APPEND_TIME:
+        max_ts = log_append_time
+    else:
+        max_ts = max((item[3] for item in items), default=NO_TIMESTAMP)
+    body = b"".join(
+        encode_record(delta, ts - base_ts, key, value, headers)
+        for (key, value, headers, ts), delta in zip(items, deltas, strict=True)
+    )
+    if codec != Compression.NONE:
+        body = compress(codec, body, magic=MAGIC_V2, xerial=xerial_snappy, level=level)
+    attributes = int(codec) | (TIMESTAMP_TYPE_MASK if timestamp_type == TimestampType.LOG_APPEND_TIME else 0)
+    attributes |= (TRANSACTIONAL_MASK if transactional else 0) | (CONTROL_MASK if control else 0)
+    if last_offset_delta is None:
+        last_offset_delta = deltas[-1] if deltas else 0
+    header = bytearray(
+        V2_HEADER.pack(
+            base_offset, V2_HEADER.size - 12 + len(body), partition_leader_epoch, MAGIC_V2, 0, attributes,
+            last_offset_delta, base_ts, max_ts, producer_id, producer_epoch, base_sequence, len(items),
+        )
+    )
+    crc = crc32c(bytes(header[V2_ATTRIBUTES_OFFSET:]) + body)
+    struct.pack_into(">I", header, V2_CRC_OFFSET, crc)
+    return bytes(header) + body
+
+
+def encode_message(magic: int, offset: int, attributes: int, timestamp: int, key: bytes | None,
+                   value: bytes | None) -> bytes:
+    """One v0/v1 message with its offset/size prefix."""
+    parts = [struct.pack(">bb", magic, attributes)]
+    if magic >= MAGIC_V1:
+        parts.append(struct.pack(">q", timestamp))
+    for data in (key, value):
+        parts.append(struct.pack(">i", -1 if data is None else len(data)))
+        if data is not None:
+            parts.append(bytes(data))
+    body = b"".join(parts)
+    message = struct.pack(">I", crc32(body)) + body
+    return struct.pack(">qi", offset, len(message)) + message
+
+
+def _encode_legacy(
+    items: list[tuple[bytes | None, bytes | None, Headers, int]],
+    deltas: list[int],
+    codec: Compression,
+    magic: int,
+    base_offset: int,
+    timestamp_type: int,
+    log_append_time: int | None,
+    xerial_snappy: bool,
+    level: int | None,
+) -> bytes:
+    if any(item[2] for item in items):
+        raise ValueError("magic v0/v1 messages cannot carry headers")
+    log_append = magic == MAGIC_V1 and timestamp_type == TimestampType.LOG_APPEND_TIME
+    type_bit = TIMESTAMP_TYPE_MASK if log_append else 0
+    if codec == Compression.NONE:
+        return b"".join(
+            encode_message(magic, base_offset + delta, type_bit, log_append_time if log_append else ts, key, value)
+            for (key, value, _, ts), delta in zip(items, deltas, strict=True)
+        )
+    if not items:
+        raise ValueError("a compressed message set needs at least one record")
+    # Inner offsets: absolute in v0 (the broker rewrites them), relative in v1.
+    inner = b"".join(
+        encode_message(magic, delta if magic == MAGIC_V1 else base_offset + delta, 0, ts, key, value)
+        for (key, value, _, ts), delta in zip(items, deltas, strict=True)
+    )
+    wrapper_ts = log_append_time if log_append else max(item[3] for item in items)
+    payload = compress(codec, inner, magic=magic, xerial=xerial_snappy, level=level)
+    return encode_message(magic, base_offset + deltas[-1], int(codec) | type_bit, wrapper_ts, None, payload)
+
+
+__all__ = ["RecordLike", "encode_batch", "encode_control_batch", "encode_message", "encode_record"]
