@@ -1,0 +1,51 @@
+"""`spark.read.format("pykafka")`: the batch DataSource and its reader."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from kafka_spark.spark.options import SourceOptions, parse_source_options
+from kafka_spark.spark.partition import KafkaInputPartition
+from kafka_spark.spark.schema import kafka_ddl
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+
+class KafkaDataSource(DataSource):
+    """Reads Kafka topics with Spark's Kafka-source options and schema, through kafka_spark's own client."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "pykafka"
+
+    def schema(self) -> str:
+        # Spark calls this at load(): validating here makes bad options fail when the DataFrame is defined.
+        return kafka_ddl(parse_source_options(self.options, "batch").include_headers)
+
+    def reader(self, schema: object) -> DataSourceReader:
+        return KafkaBatchReader(parse_source_options(self.options, "batch"))
+
+
+class KafkaBatchReader(DataSourceReader):
+    """Plans offset ranges on the driver; each task reads one range on an executor."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        # Only validated, picklable options here: connections open in read(), on the executor.
+        self.options = options
+
+    def partitions(self) -> Sequence[InputPartition]:
+        from kafka_spark.spark.planner import plan_batch
+
+        return [KafkaInputPartition(r) for r in plan_batch(self.options)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from kafka_spark.spark.reader import read_range
+
+        # With no ranges to read, Spark still runs one task, with no partition.
+        if not isinstance(partition, KafkaInputPartition):
+            return
+        yield from read_range(self.options, partition.range)
