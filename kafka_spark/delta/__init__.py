@@ -1,0 +1,23 @@
+"""Delta Lake sink: Kafka offsets committed in the same Delta transaction as the rows; resume; lag."""
+
+from kafka_spark.delta.errors import (
+    BatchAlreadyCommittedError,
+    ConcurrentWriterError,
+    OffsetsMovedBackwardsError,
+    SinkError,
+)
+from kafka_spark.delta.position import SinkCommit, committed_position, committed_positions
+from kafka_spark.delta.sink import LoadOptions, LoadResult, load
+
+__all__ = [
+    "BatchAlreadyCommittedError",
+    "ConcurrentWriterError",
+    "LoadOptions",
+    "LoadResult",
+    "OffsetsMovedBackwardsError",
+    "SinkCommit",
+    "SinkError",
+    "committed_position",
+    "committed_positions",
+    "load",
+]

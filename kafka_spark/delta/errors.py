@@ -1,0 +1,26 @@
+"""Errors of the Delta sink."""
+
+from __future__ import annotations
+
+from kafka_spark.errors import KafkaSparkError
+
+
+class SinkError(KafkaSparkError):
+    """A Kafka-to-Delta load cannot proceed safely."""
+
+
+class ConcurrentWriterError(SinkError):
+    """Another load wrote the same sink (or the same topic-partitions) of the table at the same time."""
+
+
+class BatchAlreadyCommittedError(ConcurrentWriterError):
+    """The batch was already committed (by `run_id`); Delta skipped this write, nothing was written twice."""
+
+    def __init__(self, message: str, batch: int, run_id: str) -> None:
+        super().__init__(message)
+        self.batch = batch
+        self.run_id = run_id
+
+
+class OffsetsMovedBackwardsError(SinkError):
+    """The broker's offsets are behind what the table has loaded (topic recreated or truncated)."""

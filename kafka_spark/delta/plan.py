@@ -1,0 +1,118 @@
+"""Planning one batch of a load: from the table's committed offsets to the brokers' latest, capped."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.client.offsets import earliest_offsets, latest_offsets
+from kafka_spark.delta.errors import ConcurrentWriterError, OffsetsMovedBackwardsError
+from kafka_spark.delta.position import SinkCommit
+from kafka_spark.errors import ConfigError, DataLossError
+from kafka_spark.offsets.resolve import EARLIEST_SPEC, LATEST_SPEC, OffsetSpec, resolve_offsets, resolve_partitions
+
+
+@dataclass
+class BatchPlan:
+    """The offsets one batch reads: [start, end) per topic-partition, plus offsets carried unchanged."""
+
+    batch: int
+    start: dict[TopicPartition, int]
+    end: dict[TopicPartition, int]
+    carried: dict[TopicPartition, int] = field(default_factory=dict)
+    lost: dict[TopicPartition, int] = field(default_factory=dict)
+    new_partitions: list[TopicPartition] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        """Offsets to read (records can be fewer: transaction markers, compaction)."""
+        return sum(self.end[tp] - self.start[tp] for tp in self.start)
+
+    @property
+    def reading(self) -> list[TopicPartition]:
+        return sorted(tp for tp in self.start if self.end[tp] > self.start[tp])
+
+    def committed_offsets(self) -> dict[TopicPartition, int]:
+        """The position after this batch: every partition read, and every one carried over."""
+        return {**self.carried, **self.end}
+
+
+def starting_spec(starting: str | int) -> OffsetSpec:
+    """`earliest`, `latest` or a timestamp in epoch milliseconds, for partitions new to the table."""
+    if isinstance(starting, int) or str(starting).strip().lstrip("-").isdigit():
+        return OffsetSpec("timestamp", timestamp=int(starting))
+    text = str(starting).strip().lower()
+    if text == "earliest":
+        return EARLIEST_SPEC
+    if text == "latest":
+        return LATEST_SPEC
+    raise ConfigError(f"starting offsets must be 'earliest', 'latest' or epoch milliseconds, got {starting!r}")
+
+
+def plan_batch(cluster: Cluster, previous: SinkCommit | None, others: Sequence[SinkCommit],
+               topics: Sequence[str], pattern: str | None, starting: str | int,
+               max_records: int | None, fail_on_data_loss: bool) -> BatchPlan:
+    """The next batch after `previous`; partitions other sinks of the table own are refused."""
+    tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
+    if not tps:
+        raise ConfigError(f"no topic matches {pattern!r}" if pattern else "no topics to load")
+    for other in others:
+        shared = sorted(set(other.offsets) & set(tps))
+        if shared:
+            raise ConcurrentWriterError(
+                f"{', '.join(map(str, shared[:5]))} already loaded into this table by sink {other.sink_id!r}; "
+                "one table holds each topic-partition from one sink only (use that sink id, or another table)")
+    isolation = cluster.config.isolation_level
+    latest = latest_offsets(cluster, tps, isolation)
+    earliest = earliest_offsets(cluster, tps)
+    committed = previous.offsets if previous else {}
+    new = [tp for tp in tps if tp not in committed]
+    # A brand-new table starts where asked; partitions added to a topic later start at their beginning,
+    # as Spark's Kafka source does, so none of their records is missed.
+    spec = starting_spec(starting) if previous is None else EARLIEST_SPEC
+    new_starts = resolve_offsets(cluster, spec, new, isolation, is_start=True, no_match="latest") if new else {}
+    start: dict[TopicPartition, int] = {}
+    lost: dict[TopicPartition, int] = {}
+    for tp in tps:
+        if tp in new_starts:
+            start[tp] = new_starts[tp]
+            continue
+        pos = committed[tp]
+        if pos > latest[tp]:
+            raise OffsetsMovedBackwardsError(
+                f"{tp}: the table has loaded offsets up to {pos}, but the broker's latest offset is {latest[tp]}; "
+                "the topic was recreated or truncated. Loading would silently skip or duplicate records: "
+                "load into a new table or with a new sink id.")
+        if pos < earliest[tp]:
+            if fail_on_data_loss:
+                raise DataLossError(
+                    f"{tp}: offsets {pos}..{earliest[tp] - 1} were deleted (retention) before they were loaded; "
+                    "set failOnDataLoss=false to skip them")
+            lost[tp] = earliest[tp] - pos
+            pos = earliest[tp]
+        start[tp] = pos
+    end = _capped(start, latest, max_records)
+    carried = {tp: off for tp, off in committed.items() if tp not in start}
+    return BatchPlan(batch=previous.batch + 1 if previous else 0, start=start, end=end, carried=carried,
+                     lost=lost, new_partitions=new if previous else [])
+
+
+def _capped(start: dict[TopicPartition, int], latest: dict[TopicPartition, int],
+            max_records: int | None) -> dict[TopicPartition, int]:
+    """End offsets, with at most `max_records` offsets in all, shared in proportion to each backlog."""
+    backlog = {tp: max(latest[tp] - start[tp], 0) for tp in start}
+    total = sum(backlog.values())
+    if not max_records or total <= max_records:
+        return {tp: start[tp] + backlog[tp] for tp in start}
+    share = {tp: backlog[tp] * max_records // total for tp in start}
+    # Hand out the rounding remainder to the largest backlogs so the cap is used exactly.
+    left = max_records - sum(share.values())
+    for tp in sorted(start, key=lambda t: -backlog[t]):
+        if left <= 0:
+            break
+        if share[tp] < backlog[tp]:
+            share[tp] += 1
+            left -= 1
+    return {tp: start[tp] + share[tp] for tp in start}

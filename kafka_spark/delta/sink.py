@@ -1,0 +1,219 @@
+"""Kafka -> Delta batch loads with the offsets committed in the same Delta transaction as the rows."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import signal
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.groups import GroupAdmin
+from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.delta.errors import BatchAlreadyCommittedError, ConcurrentWriterError
+from kafka_spark.delta.log import DeltaLog, DeltaLogError
+from kafka_spark.delta.plan import BatchPlan, plan_batch
+from kafka_spark.delta.position import (
+    SinkCommit,
+    app_id,
+    check_sink_id,
+    committed_positions,
+    materialize,
+    now_ms,
+    write_pending,
+)
+from kafka_spark.delta.progress import Progress
+from kafka_spark.offsets.ranges import offsets_to_json
+
+log = logging.getLogger(__name__)
+
+Transform = Callable[[Any], Any]  # DataFrame -> DataFrame
+# Test hook: kill the process at a named point of the commit protocol, to prove crash safety.
+CRASH_ENV = "KAFKA_SPARK_CRASH_AT"
+
+
+@dataclass
+class LoadOptions:
+    """What to load where. `kafka` holds client properties (`bootstrap.servers`, security, ...)."""
+
+    table: str
+    kafka: dict[str, str]
+    topics: Sequence[str] = ()
+    pattern: str | None = None
+    sink_id: str = "default"
+    starting: str | int = "earliest"
+    max_records: int | None = None
+    fail_on_data_loss: bool = True
+    partition_by: Sequence[str] = ()
+    transform: str | Transform | None = None
+    include_headers: bool = False
+    publish_group: str | None = None
+    progress: bool = False
+
+
+@dataclass
+class LoadResult:
+    """What one run did: `status` is 'committed' or 'up-to-date'."""
+
+    status: str
+    sink_id: str
+    batch: int | None
+    rows: int = 0
+    seconds: float = 0.0
+    table_version: int | None = None
+    start: dict[TopicPartition, int] = field(default_factory=dict)
+    offsets: dict[TopicPartition, int] = field(default_factory=dict)
+    lost: dict[TopicPartition, int] = field(default_factory=dict)
+    run_id: str = ""
+
+    @property
+    def records_per_second(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "status": self.status, "sink": self.sink_id, "batch": self.batch, "rows": self.rows,
+            "seconds": round(self.seconds, 3), "records_per_second": round(self.records_per_second, 1),
+            "table_version": self.table_version, "start": json.loads(offsets_to_json(self.start)),
+            "offsets": json.loads(offsets_to_json(self.offsets)),
+            "lost": json.loads(offsets_to_json(self.lost)), "run": self.run_id,
+        }
+
+
+def _crash_point(name: str) -> None:
+    if os.environ.get(CRASH_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def load(spark, options: LoadOptions) -> LoadResult:
+    """Load everything new since the table's committed offsets (up to `max_records`) in one Delta commit."""
+    started = time.monotonic()
+    sink_id = check_sink_id(options.sink_id)
+    run_id = uuid.uuid4().hex[:12]
+    positions = committed_positions(options.table)
+    previous = positions.pop(sink_id, None)
+    with Cluster(options.kafka) as cluster:
+        plan = plan_batch(cluster, previous, list(positions.values()), options.topics, options.pattern,
+                          options.starting, options.max_records, options.fail_on_data_loss)
+        if plan.size == 0 and previous is not None and not plan.lost:
+            return LoadResult("up-to-date", sink_id, previous.batch, seconds=time.monotonic() - started,
+                              offsets=previous.offsets, run_id=run_id)
+        result = commit_batch(spark, options, plan, run_id)
+        if options.publish_group:
+            GroupAdmin(cluster).commit(options.publish_group, result.offsets)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def read_plan(spark, options: LoadOptions, plan: BatchPlan):
+    """The DataFrame of exactly the plan's offsets, through `format("pykafka")`."""
+    reading = plan.reading
+    reader = spark.read.format("pykafka")
+    for k, v in options.kafka.items():
+        reader = reader.option(f"kafka.{k}", v)
+    if not reading:
+        # Nothing to read but the position still moves (only lost offsets): an empty frame.
+        from kafka_spark.records import kafka_schema
+
+        return spark.createDataFrame(kafka_schema(options.include_headers).empty_table())
+    assign: dict[str, list[int]] = {}
+    for tp in reading:
+        assign.setdefault(tp.topic, []).append(tp.partition)
+    return (reader.option("assign", json.dumps(assign))
+            .option("startingOffsets", offsets_to_json({tp: plan.start[tp] for tp in reading}))
+            .option("endingOffsets", offsets_to_json({tp: plan.end[tp] for tp in reading}))
+            .option("failOnDataLoss", str(options.fail_on_data_loss).lower())
+            .option("includeHeaders", str(options.include_headers).lower())
+            .load())
+
+
+def apply_transform(spark, df, transform: str | Transform | None):
+    """Apply a Python callable, a `module:function` path, or a SQL query over the view `kafka`."""
+    if transform is None:
+        return df
+    if callable(transform):
+        return transform(df)
+    text = transform.strip()
+    if text.lower().startswith(("select", "with")):
+        view = f"kafka_{uuid.uuid4().hex[:8]}"
+        df.createOrReplaceTempView(view)
+        return spark.sql(text.replace("{kafka}", view).replace(" kafka", f" {view}"))
+    module, _, func = text.partition(":")
+    if not func:
+        from kafka_spark.errors import ConfigError
+
+        raise ConfigError(f"transform {text!r}: expected a SQL SELECT over `kafka` or 'module:function'")
+    return getattr(importlib.import_module(module), func)(df)
+
+
+def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str) -> LoadResult:
+    """Write the plan's rows and offsets in one Delta commit; detect a batch someone else committed."""
+    table, sink_id = options.table, options.sink_id
+    commit = SinkCommit(sink_id=sink_id, batch=plan.batch, offsets=plan.committed_offsets(),
+                        start_offsets=dict(plan.start), run_id=run_id, committed_at_ms=now_ms())
+    write_pending(table, commit)
+    df = read_plan(spark, options, plan)
+    out = apply_transform(spark, df, options.transform)
+    delta_log = DeltaLog(table)
+    before = delta_log.latest_version() if delta_log.exists() else -1
+    writer = (out.write.format("delta").mode("append")
+              .option("txnAppId", app_id(sink_id)).option("txnVersion", plan.batch)
+              .option("userMetadata", commit.to_json()))
+    if options.partition_by:
+        writer = writer.partitionBy(*options.partition_by)
+    _crash_point("before-write")
+    try:
+        if options.progress:
+            with Progress(spark, f"{sink_id} batch {plan.batch}"):
+                writer.save(table)
+        else:
+            writer.save(table)
+    except Exception as exc:  # Delta's conflict errors come through py4j as several types
+        if "ConcurrentTransaction" in str(exc) or "ConcurrentTransaction" in type(exc).__name__:
+            raise ConcurrentWriterError(
+                f"another load committed to {table} for sink {sink_id!r} at the same time; this run's batch "
+                f"{plan.batch} was not written. Run one load per sink and table at a time.") from None
+        raise
+    _crash_point("after-commit")
+    version = delta_log.find_txn_commit(app_id(sink_id), plan.batch, after=before)
+    winner = _committed(delta_log, version, sink_id, plan.batch)
+    if winner.run_id != run_id:
+        raise BatchAlreadyCommittedError(
+            f"batch {plan.batch} of sink {sink_id!r} was already committed to {table} by run {winner.run_id}; "
+            "Delta skipped this run's write, so nothing was written twice", plan.batch, winner.run_id)
+    materialize(table, winner)
+    return LoadResult("committed", sink_id, plan.batch, rows=_output_rows(delta_log, version),
+                      table_version=version, start=dict(plan.start), offsets=winner.offsets,
+                      lost=dict(plan.lost), run_id=run_id)
+
+
+def _committed(delta_log: DeltaLog, version: int | None, sink_id: str, batch: int) -> SinkCommit:
+    if version is None:
+        # Our write was skipped: the batch is recorded by an earlier commit.
+        from kafka_spark.delta.position import commit_of
+
+        txn = delta_log.transactions().get(app_id(sink_id))
+        if txn is None or txn.version < batch:
+            raise DeltaLogError(f"{delta_log.table}: the write returned but batch {batch} of {sink_id!r} "
+                                "is not in the Delta log")
+        return commit_of(delta_log, sink_id, batch)
+    meta = delta_log.user_metadata(version)
+    if meta is None:
+        raise DeltaLogError(f"{delta_log.table}: commit {version} has no userMetadata")
+    return SinkCommit.from_json(meta, f"{delta_log.table} version {version}")
+
+
+def _output_rows(delta_log: DeltaLog, version: int | None) -> int:
+    if version is None:
+        return 0
+    for action in delta_log.commit_actions(version) or []:
+        info = action.get("commitInfo")
+        if info:
+            return int(info.get("operationMetrics", {}).get("numOutputRows", 0))
+    return 0
