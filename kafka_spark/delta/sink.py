@@ -175,7 +175,7 @@ def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str) -> L
         else:
             writer.save(table)
     except Exception as exc:  # Delta's conflict errors come through py4j as several types
-        if "ConcurrentTransaction" in str(exc) or "ConcurrentTransaction" in type(exc).__name__:
+        if _is_conflict(exc):
             raise ConcurrentWriterError(
                 f"another load committed to {table} for sink {sink_id!r} at the same time; this run's batch "
                 f"{plan.batch} was not written. Run one load per sink and table at a time.") from None
@@ -191,6 +191,16 @@ def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str) -> L
     return LoadResult("committed", sink_id, plan.batch, rows=_output_rows(delta_log, version),
                       table_version=version, start=dict(plan.start), offsets=winner.offsets,
                       lost=dict(plan.lost), run_id=run_id)
+
+
+_CONFLICT_MARKERS = ("Concurrent", "CONCURRENT", "ProtocolChanged", "MetadataChanged", "PROTOCOL_CHANGED",
+                     "METADATA_CHANGED", "FileAlreadyExists")
+
+
+def _is_conflict(exc: BaseException) -> bool:
+    """Whether Delta refused the commit because another writer committed first."""
+    text = f"{type(exc).__name__} {str(exc)[:2000]}"
+    return any(m in text for m in _CONFLICT_MARKERS)
 
 
 def _committed(delta_log: DeltaLog, version: int | None, sink_id: str, batch: int) -> SinkCommit:
