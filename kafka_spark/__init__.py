@@ -1,7 +1,61 @@
-"""kafka-spark: Spark-native Kafka ingestion in pure Python."""
+"""kafka-spark: Spark-native Kafka ingestion in pure Python.
 
-from kafka_spark.errors import KafkaSparkError
+The public API is what this module exports; everything else is internal. Names are loaded on first
+use, so `import kafka_spark` stays cheap and does not start or import Spark.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = ["KafkaSparkError", "__version__"]
+_EXPORTS = {
+    # errors
+    "KafkaSparkError": "kafka_spark.errors",
+    "ConfigError": "kafka_spark.errors",
+    "DecodeError": "kafka_spark.errors",
+    "CorruptRecordError": "kafka_spark.errors",
+    "DataLossError": "kafka_spark.errors",
+    "AuthenticationError": "kafka_spark.errors",
+    "KafkaConnectionError": "kafka_spark.errors",
+    "BrokerError": "kafka_spark.errors",
+    # client
+    "ClientConfig": "kafka_spark.client",
+    "KafkaClient": "kafka_spark.client",
+    "Producer": "kafka_spark.client",
+    # records
+    "decode_to_arrow": "kafka_spark.records",
+    "kafka_schema": "kafka_spark.records",
+    # offsets
+    "OffsetRange": "kafka_spark.offsets",
+    "TopicPartition": "kafka_spark.offsets",
+    # spark
+    "KafkaDataSource": "kafka_spark.spark.batch",
+    "register": "kafka_spark.spark.register",
+    # delta
+    "LoadOptions": "kafka_spark.delta",
+    "LoadResult": "kafka_spark.delta",
+    "load": "kafka_spark.delta",
+    "committed_position": "kafka_spark.delta",
+    "committed_positions": "kafka_spark.delta",
+    "ConcurrentWriterError": "kafka_spark.delta",
+    "BatchAlreadyCommittedError": "kafka_spark.delta",
+    "OffsetsMovedBackwardsError": "kafka_spark.delta",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kafka_spark' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
