@@ -98,6 +98,11 @@ class Producer:
         if isinstance(config, Cluster):
             self.cluster, self._owns_cluster = config, False
         else:
+            # Like the Java producer, sending to a missing topic asks the broker to create it
+            # (where the broker allows it), unless the property says otherwise.
+            config = config if isinstance(config, ClientConfig) else ClientConfig(config)
+            if "allow.auto.create.topics" not in config.properties():
+                config = config.with_overrides({"allow.auto.create.topics": True})
             self.cluster, self._owns_cluster = Cluster(config), True
         self.config = self.cluster.config
         self._partitioner = StickyPartitioner()
