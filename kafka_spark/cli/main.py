@@ -6,10 +6,18 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from kafka_spark.cli import consume_cmd, groups_cmd, local_cmd, metadata_cmd, offsets_cmd, produce_cmd
+from kafka_spark.cli import (
+    consume_cmd,
+    delta_offsets_cmd,
+    groups_cmd,
+    local_cmd,
+    metadata_cmd,
+    offsets_cmd,
+    produce_cmd,
+)
 from kafka_spark.errors import KafkaSparkError
 
-COMMANDS = (local_cmd, metadata_cmd, offsets_cmd, groups_cmd, produce_cmd, consume_cmd)
+COMMANDS = (local_cmd, metadata_cmd, offsets_cmd, groups_cmd, produce_cmd, consume_cmd, delta_offsets_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

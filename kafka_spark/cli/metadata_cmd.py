@@ -21,8 +21,8 @@ def add_client_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def client_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = None) -> KafkaClient:
-    """A client from --command-config, -X and --bootstrap-server (later ones win)."""
+def client_props(args: argparse.Namespace) -> dict[str, Any]:
+    """Client properties from --command-config, -X and --bootstrap-server (later ones win); may lack a bootstrap."""
     props: dict[str, Any] = {}
     if args.command_config:
         try:
@@ -32,6 +32,12 @@ def client_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = No
     props.update(parse_overrides(args.overrides))
     if args.bootstrap_server:
         props["bootstrap.servers"] = args.bootstrap_server
+    return props
+
+
+def client_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = None) -> KafkaClient:
+    """A client from --command-config, -X and --bootstrap-server (later ones win)."""
+    props = client_props(args)
     if "bootstrap.servers" not in props:
         raise ConfigError("give --bootstrap-server (or bootstrap.servers in --command-config)")
     props.update(extra or {})

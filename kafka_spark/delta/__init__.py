@@ -6,6 +6,7 @@ from kafka_spark.delta.errors import (
     OffsetsMovedBackwardsError,
     SinkError,
 )
+from kafka_spark.delta.lag import table_lag
 from kafka_spark.delta.position import SinkCommit, committed_position, committed_positions
 from kafka_spark.delta.sink import LoadOptions, LoadResult, load
 
@@ -20,4 +21,5 @@ __all__ = [
     "committed_position",
     "committed_positions",
     "load",
+    "table_lag",
 ]

@@ -41,7 +41,9 @@ class BatchPlan:
 
 def starting_spec(starting: str | int) -> OffsetSpec:
     """`earliest`, `latest` or a timestamp in epoch milliseconds, for partitions new to the table."""
-    if isinstance(starting, int) or str(starting).strip().lstrip("-").isdigit():
+    if isinstance(starting, int) or str(starting).strip().isdigit():
+        if int(starting) < 0:
+            raise ConfigError(f"a starting timestamp is epoch milliseconds (>= 0), got {starting}")
         return OffsetSpec("timestamp", timestamp=int(starting))
     text = str(starting).strip().lower()
     if text == "earliest":

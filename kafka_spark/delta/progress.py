@@ -32,22 +32,22 @@ class Progress:
             self._out.write("\n")
             self._out.flush()
 
-    def _line(self) -> str | None:
+    def _counts(self) -> tuple[int, int]:
         done = total = 0
         for stage_id in self._tracker.getActiveStageIds():
             info = self._tracker.getStageInfo(stage_id)
             if info:
                 done += info.numCompletedTasks
                 total += info.numTasks
-        if not total:
-            return None
-        return f"[{self._label}] tasks {done}/{total}, {time.monotonic() - self._started:.1f}s"
+        return done, total
 
     def _run(self) -> None:
-        last = None
+        last = (0, 0)
         while not self._stop.wait(self._interval):
-            line = self._line()
-            if line and line != last:
+            counts = self._counts()
+            # A terminal line is redrawn every tick (the clock moves); a log gets a line per change only.
+            if counts[1] and (self._tty or counts != last):
+                line = f"[{self._label}] tasks {counts[0]}/{counts[1]}, {time.monotonic() - self._started:.1f}s"
                 self._out.write(("\r" + line) if self._tty else (line + "\n"))
                 self._out.flush()
-                last = line
+                last = counts

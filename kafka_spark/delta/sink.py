@@ -7,6 +7,7 @@ import json
 import logging
 import os
 import signal
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ from kafka_spark.delta.position import (
     write_pending,
 )
 from kafka_spark.delta.progress import Progress
+from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import offsets_to_json
 
 log = logging.getLogger(__name__)
@@ -86,6 +88,13 @@ class LoadResult:
         }
 
 
+def check_local_table(table: str) -> None:
+    """The sink reads the Delta log with local file I/O: refuse object-store URIs rather than misread them."""
+    scheme = table.split("://", 1)[0] if "://" in table else ""
+    if scheme and scheme != "file":
+        raise ConfigError(f"table {table!r}: only local or mounted paths are supported (got a {scheme}:// URI)")
+
+
 def _crash_point(name: str) -> None:
     if os.environ.get(CRASH_ENV) == name:
         os.kill(os.getpid(), signal.SIGKILL)
@@ -95,6 +104,7 @@ def load(spark, options: LoadOptions) -> LoadResult:
     """Load everything new since the table's committed offsets (up to `max_records`) in one Delta commit."""
     started = time.monotonic()
     sink_id = check_sink_id(options.sink_id)
+    check_local_table(options.table)
     run_id = uuid.uuid4().hex[:12]
     positions = committed_positions(options.table)
     previous = positions.pop(sink_id, None)
@@ -133,6 +143,9 @@ def read_plan(spark, options: LoadOptions, plan: BatchPlan):
             .load())
 
 
+_VIEW_LOCK = threading.Lock()
+
+
 def apply_transform(spark, df, transform: str | Transform | None):
     """Apply a Python callable, a `module:function` path, or a SQL query over the view `kafka`."""
     if transform is None:
@@ -141,15 +154,26 @@ def apply_transform(spark, df, transform: str | Transform | None):
         return transform(df)
     text = transform.strip()
     if text.lower().startswith(("select", "with")):
-        view = f"kafka_{uuid.uuid4().hex[:8]}"
-        df.createOrReplaceTempView(view)
-        return spark.sql(text.replace("{kafka}", view).replace(" kafka", f" {view}"))
-    module, _, func = text.partition(":")
-    if not func:
-        from kafka_spark.errors import ConfigError
+        # spark.sql resolves the view while it analyses the query, so the returned frame keeps
+        # this batch's data even after another load replaces the view.
+        with _VIEW_LOCK:
+            df.createOrReplaceTempView("kafka")
+            return spark.sql(text)
+    return resolve_callable(text)(df)
 
-        raise ConfigError(f"transform {text!r}: expected a SQL SELECT over `kafka` or 'module:function'")
-    return getattr(importlib.import_module(module), func)(df)
+
+def resolve_callable(path: str) -> Transform:
+    """The function named by `module:function`, or a ConfigError saying what is wrong."""
+    module, _, func = path.partition(":")
+    if not module or not func:
+        raise ConfigError(f"transform {path!r}: expected a SQL SELECT over the view `kafka` or 'module:function'")
+    try:
+        target = getattr(importlib.import_module(module), func)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"transform {path!r}: {exc}") from None
+    if not callable(target):
+        raise ConfigError(f"transform {path!r} is not callable")
+    return target
 
 
 def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str) -> LoadResult:

@@ -55,7 +55,7 @@ def table_rows(table: Path) -> list[dict[str, Any]]:
     return DeltaTable(str(table)).to_pyarrow_table().to_pylist()
 
 
-def test_load_cap_resume_and_new_records(kafka, topic_name: str, tmp_path: Path):
+def test_capped_load_then_only_new_records(kafka, topic_name: str, tmp_path: Path):
     kafka.tools.create_topic(topic_name, partitions=3)
     produce(kafka.bootstrap, topic_name, 3000)
     table = tmp_path / "table"
@@ -65,18 +65,15 @@ def test_load_cap_resume_and_new_records(kafka, topic_name: str, tmp_path: Path)
     assert capped["status"] == "committed" and capped["batch"] == 0
     assert capped["rows"] == 1000
     assert sum(capped["offsets"][topic_name].values()) == 1000
-
-    rest = summary(run_job(*base))
-    assert rest["batch"] == 1
-    assert rest["rows"] == 2000  # all 3000 produced records, over the two runs
-    assert rest["start"] == capped["offsets"]
-    assert rest["offsets"] == latest(kafka.bootstrap, topic_name)
+    assert capped["start"] == {topic_name: {"0": 0, "1": 0, "2": 0}}
 
     produce(kafka.bootstrap, topic_name, 500, start=3000)
-    new = summary(run_job(*base))
-    assert new["batch"] == 2 and new["rows"] == 500
-    assert new["start"] == rest["offsets"]
-    assert new["offsets"] == latest(kafka.bootstrap, topic_name)
+    rest = summary(run_job(*base))
+    assert rest["status"] == "committed" and rest["batch"] == 1
+    # Exactly the records after the first run's offsets: the 2000 left over and the 500 new ones.
+    assert rest["start"] == capped["offsets"]
+    assert rest["rows"] == 2500
+    assert rest["offsets"] == latest(kafka.bootstrap, topic_name)
 
     rows = table_rows(table)
     assert len(rows) == 3500
@@ -84,31 +81,44 @@ def test_load_cap_resume_and_new_records(kafka, topic_name: str, tmp_path: Path)
     assert sorted(json.loads(r["value"])["n"] for r in rows) == list(range(3500))
 
 
-def test_bad_flag_and_config_key_fail_before_loading(tmp_path: Path):
+def test_errors_are_one_line_with_a_non_zero_exit(kafka, topic_name: str, tmp_path: Path):
     bad_flag = run_job("--max-records", "many")
     assert bad_flag.returncode == 2
     assert "kafka-to-delta: error: --max-records: expected a whole number, got 'many'" in bad_flag.stdout
-    assert "Traceback" not in bad_flag.stdout + bad_flag.stderr
 
     conf = tmp_path / "job.toml"
     conf.write_text('bootstrap-servers = "127.0.0.1:9"\ntopic = "a"\ntable = "t"\n')
     bad_key = run_job("--config", str(conf))
     assert bad_key.returncode == 2
     assert f"kafka-to-delta: error: {conf}: unknown key 'topic'; did you mean 'topics'?" in bad_key.stdout
-    assert "Traceback" not in bad_key.stdout + bad_key.stderr
 
-
-def test_failed_transform_is_one_line_and_commits_nothing(kafka, topic_name: str, tmp_path: Path):
-    kafka.tools.create_topic(topic_name, partitions=1)
-    produce(kafka.bootstrap, topic_name, 10)
     table = tmp_path / "table"
-    proc = run_job("-b", kafka.bootstrap, "--topics", topic_name, "--table", str(table),
-                   "--transform", "SELECT no_such_column FROM kafka")
-    assert proc.returncode == 1
-    errors = [line for line in proc.stdout.splitlines() if line.startswith("kafka-to-delta: error:")]
-    assert len(errors) == 1 and "no_such_column" in errors[0], proc.stdout[-3000:]
-    assert "Traceback" not in proc.stdout + proc.stderr
-    assert not (table / "_delta_log").exists() or not any((table / "_delta_log").glob("*.json"))
+    missing = run_job("-b", kafka.bootstrap, "--topics", topic_name, "--table", str(table))
+    assert missing.returncode == 1
+    assert f"kafka-to-delta: error: topic '{topic_name}' does not exist in the cluster" in missing.stdout
+    assert not (table / "_delta_log").exists()
+
+    for proc in (bad_flag, bad_key, missing):
+        assert "Traceback" not in proc.stdout + proc.stderr
+        assert len([line for line in proc.stdout.splitlines() if "error" in line.lower()]) == 1, proc.stdout
+
+
+def test_spark_errors_become_one_line():
+    from pyspark.errors import AnalysisException, PythonException
+
+    job = _job_module("kafka_to_delta_errors")
+    analysis = AnalysisException(
+        "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `nope` cannot be "
+        "resolved. Did you mean one of the following? [`key`, `value`]. SQLSTATE: 42703; line 1 pos 7;\n"
+        "'Project ['nope]\n+- SubqueryAlias kafka\n")
+    assert job.error_line(analysis).startswith("[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column")
+    worker = PythonException(
+        "\n  An exception was thrown from the Python worker. Please see the stack trace below.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/work/kafka_spark/spark/reader.py", line 90, in read\n'
+        "    raise DataLossError(message)\n"
+        "kafka_spark.errors.base.DataLossError: t-0: offsets 0..9 were deleted before they were read\n")
+    assert job.error_line(worker) == "DataLossError: t-0: offsets 0..9 were deleted before they were read"
 
 
 def test_embedded_default_seeds_loads_then_is_up_to_date(tmp_path: Path):
