@@ -19,6 +19,7 @@ _COMMON = {
     "consumer-perf": "org.apache.kafka.tools.ConsumerPerformance",
     "consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
     "get-offsets": "org.apache.kafka.tools.GetOffsetShell",
+    "delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
     "dump-log": "kafka.tools.DumpLogSegments",
     "configs": "kafka.admin.ConfigCommand",
     "storage": "kafka.tools.StorageTool",
@@ -29,7 +30,7 @@ MAIN_CLASSES: dict[str, dict[str, str]] = {
 }
 # Tools whose broker address flag is --bootstrap-server; the others take it another way or not at all.
 _BOOTSTRAP_FLAG = {"topics", "console-consumer", "console-producer", "consumer-perf", "consumer-groups",
-                   "get-offsets", "configs"}
+                   "get-offsets", "configs", "delete-records"}
 
 
 class ToolError(KafkaSparkError):

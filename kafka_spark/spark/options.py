@@ -113,7 +113,7 @@ def parse_source_options(options: Mapping[str, str], mode: Mode = "batch") -> So
         raise ConfigError(f"The value of minOffsetPerTrigger({min_off}) is higher than the "
                           f"maxOffsetsPerTrigger({max_off}).")
     if mode == "batch":
-        for name in ("maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay"):
+        for name in ("maxoffsetspertrigger", "minoffsetspertrigger", "maxtriggerdelay", "commitoffsetstokafka"):
             if name in opts:
                 log.warning("%s option ignored in batch queries", _SOURCE_OPTIONS[name])
     strategy_name = opts.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
