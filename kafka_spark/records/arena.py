@@ -11,7 +11,7 @@ PADDING = 16
 class Arena:
     """Append-only bytes in one numpy buffer; `reset()` makes it reusable without freeing it."""
 
-    def __init__(self, capacity: int = 1 << 20, max_retained: int = 256 << 20) -> None:
+    def __init__(self, capacity: int = 1 << 20, max_retained: int = 128 << 20) -> None:
         self._buf = np.empty(capacity + PADDING, dtype=np.uint8)
         self.size = 0
         self.max_retained = max_retained

@@ -45,25 +45,24 @@ def slices(source: pa.Buffer, pos: np.ndarray, length: np.ndarray, kind: pa.Data
     null_count = int(np.count_nonzero(nulls))
     if null_count == n:
         return pa.nulls(n, kind)
-    size = np.maximum(length, 0)
+    size = np.maximum(length, 0) if null_count else length
+    bounds = _interleave(pos, size)
     order = None
-    if n > 1 and (np.diff(pos) < 0).any():
+    if np.diff(bounds).min() < 0:
         # Ranges out of buffer order (nested wrappers): gather sorted, then restore the order.
         order = np.argsort(pos, kind="stable")
-        pos, size = pos[order], size[order]
-    bounds = np.empty(2 * n, dtype=np.int64)
-    bounds[0::2] = pos
-    bounds[1::2] = pos + size
-    if (np.diff(bounds) < 0).any() or bounds[0] < 0 or bounds[-1] > source.size:
-        raise ValueError("overlapping or out-of-range byte ranges")
-    lo = int(bounds[0])
+        bounds = _interleave(pos[order], size[order])
+        if np.diff(bounds).min() < 0:
+            raise ValueError("overlapping byte ranges")
+    lo, hi = int(bounds[0]), int(bounds[-1])
+    if lo < 0 or hi > source.size:
+        raise ValueError("byte ranges outside the source")
     bounds -= lo
-    span = int(bounds[-1])
-    wide = span > _INT32_LIMIT
+    wide = hi - lo > _INT32_LIMIT
     view_type = (pa.large_string() if kind == pa.string() else pa.large_binary()) if wide else kind
     offsets = bounds if wide else bounds.astype(np.int32)
-    view = pa.Array.from_buffers(view_type, 2 * n - 1, [None, pa.py_buffer(offsets), source.slice(lo, span)])
-    picked = view.take(pa.array(np.arange(0, 2 * n, 2, dtype=np.int64)))
+    view = pa.Array.from_buffers(view_type, 2 * n - 1, [None, pa.py_buffer(offsets), source.slice(lo, hi - lo)])
+    picked = view.take(_evens(n))
     if order is not None:
         inverse = np.empty(n, dtype=np.int64)
         inverse[order] = np.arange(n)
@@ -74,6 +73,26 @@ def slices(source: pa.Buffer, pos: np.ndarray, length: np.ndarray, kind: pa.Data
         validity = pa.py_buffer(np.packbits(~nulls, bitorder="little"))
         picked = pa.Array.from_buffers(kind, n, [validity, *picked.buffers()[1:]], null_count=null_count)
     return picked
+
+
+def _interleave(pos: np.ndarray, size: np.ndarray) -> np.ndarray:
+    bounds = np.empty(2 * len(pos), dtype=np.int64)
+    bounds[0::2] = pos
+    bounds[1::2] = pos
+    bounds[1::2] += size
+    return bounds
+
+
+_even_indices = pa.array(np.arange(0, 2 << 16, 2, dtype=np.int64))
+
+
+def _evens(n: int) -> pa.Array:
+    """Arrow int64 array 0, 2, 4, ... of length n (a cached prefix)."""
+    global _even_indices
+    cached = _even_indices
+    if len(cached) < n:
+        cached = _even_indices = pa.array(np.arange(0, 2 * max(n, 2 * len(cached)), 2, dtype=np.int64))
+    return cached.slice(0, n)
 
 
 def _constant_string(value: str, n: int) -> pa.Array:

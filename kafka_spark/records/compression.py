@@ -1,8 +1,8 @@
 """Compression codecs for record batches: bounded decompression into an `Arena`, and compression.
 
 Decompression never trusts a size field: each codec's output is bounded up front (snappy and
-xerial state their sizes, LZ4 and zstd block headers bound theirs, gzip is streamed with a cap),
-and anything beyond the caller's limit is a `DecodeError`.
+xerial state their sizes and are checked, zstd block headers bound its output, the LZ4 and gzip
+decoders stop at a cap), and anything beyond the caller's limit is a `DecodeError`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 from kafka_spark.errors import CodecUnavailableError, DecodeError, UnsupportedFormatError
+from kafka_spark.protocol.varint import decode_uvarint
 from kafka_spark.records import lz4frame, zstdframe
 from kafka_spark.records.arena import Arena
 from kafka_spark.records.constants import MAGIC_V0, Compression
@@ -44,10 +45,6 @@ def _unavailable(codec: str, package: str) -> CodecUnavailableError:
     return CodecUnavailableError(f"{codec} compression needs the '{package}' package: pip install {package}")
 
 
-def _cramjam_error() -> type[Exception]:
-    return _cramjam.DecompressionError if _cramjam is not None else Exception
-
-
 # -- decompression ---------------------------------------------------------------------------------
 
 
@@ -73,31 +70,13 @@ def decompress_batches(
 ) -> tuple[list[int], list[int]]:
     """Decompress `data[starts[i]:ends[i]]` (magic v2) one after another into `arena`.
 
-    Returns the start and end of each output in the arena; `limit` caps the total output. LZ4
-    goes straight into the arena without a size pass (its expansion is bounded); a failure there,
-    and every other codec, goes through `decompress_into`, which raises precise errors.
+    Returns the start and end of each output in the arena; `limit` caps the total output.
     """
     out_start: list[int] = []
     out_end: list[int] = []
-    lz4_into = _cramjam.lz4.decompress_into if _cramjam is not None else None
-    error = _cramjam_error()
     base = arena.size
     for codec, a, b in zip(codecs, starts, ends, strict=True):
-        src = data[a:b]
-        left = limit - (arena.size - base)
-        n = -1
-        if codec == Compression.LZ4 and lz4_into is not None:
-            # LZ4 expands at most 255-fold, so this output size can never be too small.
-            view = arena.reserve(min(256 * (b - a) + (64 << 10), left))
-            try:
-                n = lz4_into(src, view)
-            except error:
-                n = -1
-            del view
-        if n >= 0:
-            at = arena.commit(n)
-        else:
-            at, n = decompress_into(codec, src, arena, left)
+        at, n = decompress_into(codec, data[a:b], arena, limit - (arena.size - base))
         out_start.append(at)
         out_end.append(at + n)
     return out_start, out_end
@@ -187,8 +166,6 @@ def _snappy_raw_into(data: Buffer, arena: Arena, limit: int) -> tuple[int, int]:
 
 
 def _snappy_raw_fallback(data: Buffer, limit: int) -> bytes:
-    from kafka_spark.protocol.varint import decode_uvarint
-
     size, _ = decode_uvarint(data, 0, 5)
     if size > limit:
         raise _too_big("snappy", limit)
@@ -203,22 +180,29 @@ def _lz4_into(data: Buffer, arena: Arena, limit: int, magic: int) -> tuple[int, 
     if magic == MAGIC_V0:
         # Java ignores the header checksum of magic-v0 frames (KAFKA-3160); libraries verify it.
         frame = lz4frame.with_header_checksum(frame, broken=False)
-    bound, length = lz4frame.frame_bound(frame)
-    frame = memoryview(frame)[:length]
-    size = min(bound, limit)
-    if _cramjam is None:
-        if _lz4frame is None:
-            raise _unavailable("lz4", "lz4")
+    if _lz4frame is not None:
+        # liblz4 (python-lz4) is several times faster per batch than the alternatives. Its
+        # max_length bounds the output whatever the frame claims, but is allocated up front: keep
+        # it to LZ4's worst case (255-fold expansion) when that is below the limit.
+        room = min(limit, 256 * len(frame) + (64 << 10))
+        inflater = _lz4frame.LZ4FrameDecompressor()
         try:
-            out = _lz4frame.LZ4FrameDecompressor().decompress(bytes(frame), max_length=size + 1)
+            out = inflater.decompress(frame, max_length=room)
         except RuntimeError as exc:
             raise DecodeError(f"lz4: {exc}") from None
-        if len(out) > limit:
-            raise _too_big("lz4", limit)
+        if not inflater.eof:
+            if not inflater.needs_input:
+                raise _too_big("lz4", limit)
+            raise DecodeError("lz4: frame is truncated")
+        # Bytes after the frame's end mark are ignored, as Java's reader ignores them.
         return arena.append(out), len(out)
+    if _cramjam is None:
+        raise _unavailable("lz4", "lz4")
+    bound, length = lz4frame.frame_bound(frame)
+    size = min(bound, limit)
     view = arena.reserve(size)
     try:
-        n = _cramjam.lz4.decompress_into(frame, view)
+        n = _cramjam.lz4.decompress_into(memoryview(frame)[:length], view)
     except _cramjam.DecompressionError as exc:
         if bound > limit:
             raise _too_big("lz4", limit) from None

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from kafka_spark.errors import CorruptRecordError, DecodeError
+from kafka_spark.errors import DecodeError
 from kafka_spark.records import batch_v2, legacy, vector_legacy, vector_v2
 from kafka_spark.records.arena import Arena
 from kafka_spark.records.arrow import record_batch, records_batch
@@ -40,6 +40,7 @@ from kafka_spark.records.transactions import AbortedTransactions, check_isolatio
 
 Buffer = bytes | bytearray | memoryview
 
+_HEADER_BYTES = np.arange(V2_HEADER_SIZE)
 _V2_DTYPE = np.dtype(
     [
         ("base_offset", ">i8"), ("length", ">i4"), ("leader_epoch", ">i4"), ("magic", "i1"), ("crc", ">u4"),
@@ -55,7 +56,8 @@ class DecodeResult:
 
     `next_offset` is the offset after the last complete batch (None if there was none);
     `incomplete_at` is the byte position of a trailing partial batch (None if there is none) and
-    `end` where the complete batches stop. The `skipped_*` counts are records not in `batch`.
+    `end` where the complete batches stop. `batches` counts complete entries (v2 batches, v0/v1
+    top-level messages); the `skipped_*` counts are records not in `batch`.
     """
 
     batch: pa.RecordBatch
@@ -86,6 +88,28 @@ class _Options:
 
 class _Invalid(Exception):
     """A vectorised check failed; the record-by-record reader will say precisely why."""
+
+
+@dataclass(slots=True)
+class _V2Run:
+    """Consecutive v2 batches to decode (already filtered), with their codecs."""
+
+    batches: vector_v2.BatchArrays
+    codec: np.ndarray
+
+    def compressed(self, u8: np.ndarray) -> bool:
+        return bool((self.codec != 0).any())
+
+
+@dataclass(slots=True)
+class _LegacyRun:
+    """Consecutive v0/v1 top-level messages [starts[i], ends[i])."""
+
+    starts: np.ndarray
+    ends: np.ndarray
+
+    def compressed(self, u8: np.ndarray) -> bool:
+        return bool((u8[self.starts + 17] & 0x07).any())
 
 
 class Decoder:
@@ -155,34 +179,30 @@ class Decoder:
         u8 = np.frombuffer(mv, dtype=np.uint8)
         s = np.array(starts, dtype=np.int64)
         e = np.array(ends, dtype=np.int64)
-        magic = u8[s + 16].view(np.int8)
-        if ((magic < 0) | (magic > MAGIC_V2)).any():
+        magic = u8[s + 16]
+        if magic.max() > MAGIC_V2:  # negative magics read as 128 and up here
             raise _Invalid
         is_v2 = magic == MAGIC_V2
-        # Consecutive entries of one format form a run (mixed formats follow a format upgrade).
-        cut = np.flatnonzero(np.diff(is_v2.astype(np.int8))) + 1
-        runs = [(int(a), int(b)) for a, b in zip(np.r_[0, cut], np.r_[cut, len(s)], strict=True)]
+        runs = _runs(is_v2)
         txns = AbortedTransactions(opts.aborted) if opts.committed else None
-        plans = []
-        for a, b in runs:
-            if is_v2[a]:
-                plans.append(self._plan_v2(mv, u8, s[a:b], e[a:b], opts, txns, counts))
-            else:
-                plans.append(("legacy", s[a:b], e[a:b]))
-        compressed = any(_compressed(plan, u8) for plan in plans)
-        parts = []
-        for plan in plans:
-            if plan[0] == "v2":
-                parts.append(self._run_v2(mv, u8, plan[1], opts, compressed))
-            else:
-                parts.append(self._run_legacy(mv, u8, plan[1], plan[2], opts, compressed))
+        plan: list[_V2Run | _LegacyRun] = [
+            self._plan_v2(mv, u8, s[a:b], e[a:b], opts, txns, counts) if is_v2[a] else _LegacyRun(s[a:b], e[a:b])
+            for a, b in runs
+        ]
+        # One source buffer for all records: the input, or the arena if anything needs decompressing.
+        to_arena = any(run.compressed(u8) for run in plan)
+        parts = [
+            self._run_v2(mv, u8, run, opts, to_arena) if isinstance(run, _V2Run)
+            else self._run_legacy(mv, u8, run, opts, to_arena)
+            for run in plan
+        ]
         cols = Columns.concat([c for c in parts if c is not None])
         if opts.lo is not None or opts.hi is not None:
             keep = _in_range(cols.offset, opts.lo, opts.hi)
             if not keep.all():
                 counts.out_of_range += int(len(keep) - np.count_nonzero(keep))
                 cols = cols.take(np.flatnonzero(keep))
-        source = pa.py_buffer(self.arena.view() if compressed else mv)
+        source = pa.py_buffer(self.arena.view() if to_arena else mv)
         try:
             return record_batch(cols, source, topic, partition, opts.include_headers)
         except ValueError:
@@ -191,17 +211,17 @@ class Decoder:
     def _plan_v2(
         self, mv: memoryview, u8: np.ndarray, s: np.ndarray, e: np.ndarray, opts: _Options,
         txns: AbortedTransactions | None, counts: Counts,
-    ) -> tuple:
-        if ((e - s - LOG_OVERHEAD) < V2_MIN_SIZE).any():
+    ) -> _V2Run:
+        size = e - s - V2_HEADER_SIZE
+        if size.min() < V2_MIN_SIZE + LOG_OVERHEAD - V2_HEADER_SIZE:
             raise _Invalid
-        h = u8[s[:, None] + np.arange(V2_HEADER_SIZE)].view(_V2_DTYPE).reshape(-1)
+        h = np.frombuffer(u8[s[:, None] + _HEADER_BYTES], dtype=_V2_DTYPE)
         count = h["count"].astype(np.int64)
         attrs = h["attributes"].astype(np.int64)
         codec = attrs & 0x07
-        size = e - s - V2_HEADER_SIZE
-        if (count < 0).any() or (codec > Compression.ZSTD).any() or (
-            (codec == 0) & (count * V2_MIN_RECORD_SIZE > size)
-        ).any():
+        # Negative counts, unknown codecs, or more records than uncompressed bytes can hold.
+        room = np.where(codec == 0, size, np.where(codec > Compression.ZSTD, -1, 1 << 40))
+        if (count * V2_MIN_RECORD_SIZE > room).any() or count.min() < 0:
             raise _Invalid
         if opts.verify:
             stored = h["crc"].astype(np.int64)
@@ -230,7 +250,7 @@ class Decoder:
             s[k] + V2_HEADER_SIZE, e[k], count[k], base[k], h["base_timestamp"][k].astype(np.int64),
             h["max_timestamp"][k].astype(np.int64), (attrs[k] >> 3) & 1,
         )
-        return ("v2", (batches, codec[k]))
+        return _V2Run(batches, codec[k])
 
     def _marker(self, mv: memoryview, start: int, end: int, opts: _Options) -> int | None:
         info = read_entry(mv, start, end)
@@ -239,8 +259,8 @@ class Decoder:
         except DecodeError:
             raise _Invalid from None
 
-    def _run_v2(self, mv: memoryview, u8: np.ndarray, plan: tuple, opts: _Options, to_arena: bool) -> Columns | None:
-        batches, codec = plan
+    def _run_v2(self, mv: memoryview, u8: np.ndarray, run: _V2Run, opts: _Options, to_arena: bool) -> Columns | None:
+        batches, codec = run.batches, run.codec
         if not len(batches.count):
             return None
         if to_arena:
@@ -257,15 +277,14 @@ class Decoder:
                 raise _Invalid
             source = arena.view()
         else:
-            source = np.frombuffer(mv, dtype=np.uint8)
+            source = u8
         try:
             return vector_v2.decode(source, batches, opts.include_headers)
         except vector_v2.RecordsCorrupt:
             raise _Invalid from None
 
-    def _run_legacy(
-        self, mv: memoryview, u8: np.ndarray, s: np.ndarray, e: np.ndarray, opts: _Options, to_arena: bool
-    ) -> Columns:
+    def _run_legacy(self, mv: memoryview, u8: np.ndarray, run: _LegacyRun, opts: _Options, to_arena: bool) -> Columns:
+        s, e = run.starts, run.ends
         if not to_arena:
             leaves = vector_legacy.LeafArrays.plain(s, e)
             source, verify = u8, opts.verify
@@ -285,6 +304,15 @@ class Decoder:
             raise _Invalid from None
 
 
+def _runs(is_v2: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) of each run of consecutive entries in one format (mixed after a format upgrade)."""
+    first = bool(is_v2[0])
+    if bool(is_v2.all()) if first else not is_v2.any():
+        return [(0, len(is_v2))]
+    cut = (np.flatnonzero(np.diff(is_v2.astype(np.int8))) + 1).tolist()
+    return list(zip([0, *cut], [*cut, len(is_v2)], strict=True))
+
+
 def _in_range(offset: np.ndarray, lo: int | None, hi: int | None) -> np.ndarray:
     keep = np.ones(len(offset), dtype=bool)
     if lo is not None:
@@ -301,12 +329,6 @@ def _batch_in_range(base: np.ndarray, last: np.ndarray, lo: int | None, hi: int 
     if hi is not None:
         keep &= base < hi
     return keep
-
-
-def _compressed(plan: tuple, u8: np.ndarray) -> bool:
-    if plan[0] == "v2":
-        return bool((plan[1][1] != 0).any())
-    return bool((u8[plan[1] + 17] & 0x07).any())
 
 
 _local = threading.local()
@@ -344,4 +366,4 @@ def decode_to_arrow(
     )
 
 
-__all__ = ["CorruptRecordError", "DecodeResult", "Decoder", "decode_to_arrow"]
+__all__ = ["DecodeResult", "Decoder", "decode_to_arrow"]

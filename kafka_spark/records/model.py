@@ -9,9 +9,8 @@ from kafka_spark.records.constants import (
     DELETE_HORIZON_MASK,
     MAGIC_V2,
     NO_SEQUENCE,
-    NO_TIMESTAMP,
+    TRANSACTIONAL_MASK,
     ControlType,
-    TimestampType,
 )
 
 Headers = tuple[tuple[str, bytes | None], ...]
@@ -64,7 +63,7 @@ class BatchInfo:
 
     @property
     def is_transactional(self) -> bool:
-        return self.magic >= MAGIC_V2 and bool(self.attributes & 0x10)
+        return self.magic >= MAGIC_V2 and bool(self.attributes & TRANSACTIONAL_MASK)
 
     @property
     def is_control(self) -> bool:
@@ -96,6 +95,14 @@ class ControlMarker:
     type: int
     version: int
     coordinator_epoch: int | None
+
+    @property
+    def name(self) -> str:
+        """"COMMIT" or "ABORT" (as DumpLogSegments prints end markers), or "UNKNOWN"."""
+        try:
+            return ControlType(self.type).name
+        except ValueError:
+            return "UNKNOWN"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,23 +148,3 @@ class RecordData:
     headers: Headers | list[tuple[str, bytes | None]] = field(default=())
     timestamp: int | None = None
 
-
-def control_name(kind: int) -> str:
-    """"COMMIT"/"ABORT" as DumpLogSegments prints control records, or "UNKNOWN"."""
-    try:
-        return ControlType(kind).name
-    except ValueError:
-        return "UNKNOWN"
-
-
-__all__ = [
-    "NO_TIMESTAMP",
-    "BatchInfo",
-    "ControlMarker",
-    "Headers",
-    "Record",
-    "RecordData",
-    "TimestampType",
-    "control_name",
-    "increment_sequence",
-]

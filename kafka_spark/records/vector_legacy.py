@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kafka_spark.records.columns import Columns
-from kafka_spark.records.constants import LOG_OVERHEAD, MAGIC_V0, NO_TIMESTAMP, TimestampType
+from kafka_spark.records.constants import NO_TIMESTAMP, TimestampType
 from kafka_spark.records.crc import crc32
 from kafka_spark.records.legacy import Leaf
 
@@ -103,7 +103,3 @@ def _decode(u8: np.ndarray, leaves: LeafArrays, verify: bool) -> Columns:
     ts_type[v0] = TimestampType.NO_TIMESTAMP_TYPE
     return Columns(key_pos, key_len, value_pos, value_len, offset, timestamp, ts_type.astype(np.int32))
 
-
-def check_sizes(sizes: np.ndarray, magic: np.ndarray) -> bool:
-    """Whether every message is at least as long as its magic's header."""
-    return bool((sizes - LOG_OVERHEAD >= np.where(magic == MAGIC_V0, 14, 22)).all())
