@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.errors import ConfigError
@@ -106,3 +107,17 @@ def _cut(r: OffsetRange, parts: int) -> list[OffsetRange]:
         pieces.append(replace(r, start=start, end=end))
         start = end
     return pieces
+
+
+@dataclass(frozen=True)
+class OffsetSpec:
+    """Where a range starts or ends: earliest, latest, exact offsets, per-partition or global timestamps."""
+
+    kind: Literal["earliest", "latest", "offsets", "timestamps", "timestamp"]
+    offsets: dict[TopicPartition, int] = field(default_factory=dict)
+    timestamps: dict[TopicPartition, int] = field(default_factory=dict)
+    timestamp: int | None = None
+
+
+EARLIEST_SPEC = OffsetSpec("earliest")
+LATEST_SPEC = OffsetSpec("latest")

@@ -2,44 +2,37 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import earliest_offsets, latest_offsets, offsets_for_times
+from kafka_spark.client.offsets import earliest_offsets, latest_offsets, list_offsets
 from kafka_spark.errors import ConfigError, KafkaSparkError
-from kafka_spark.offsets.ranges import EARLIEST, LATEST
+from kafka_spark.offsets.ranges import EARLIEST, EARLIEST_SPEC, LATEST, LATEST_SPEC, OffsetSpec
+
+log = logging.getLogger(__name__)
+
+__all__ = ["EARLIEST_SPEC", "LATEST_SPEC", "NoOffsetForTimestampError", "OffsetSpec", "resolve_offsets",
+           "resolve_partitions"]
 
 
 class NoOffsetForTimestampError(KafkaSparkError):
     """No record at or after the requested start timestamp, and the strategy is 'error'."""
 
 
-@dataclass(frozen=True)
-class OffsetSpec:
-    """Where a range starts or ends: earliest, latest, exact offsets, per-partition or global timestamps."""
-
-    kind: Literal["earliest", "latest", "offsets", "timestamps", "timestamp"]
-    offsets: dict[TopicPartition, int] = field(default_factory=dict)
-    timestamps: dict[TopicPartition, int] = field(default_factory=dict)
-    timestamp: int | None = None
-
-
-EARLIEST_SPEC = OffsetSpec("earliest")
-LATEST_SPEC = OffsetSpec("latest")
-
-
 def resolve_partitions(cluster: Cluster, subscribe: Sequence[str] = (), pattern: str | None = None,
                        assign: Sequence[tuple[str, int]] = ()) -> list[TopicPartition]:
-    """The topic-partitions a selection names, in order; unknown topics are a typed error."""
+    """The topic-partitions a selection names, in order; unknown subscribed topics are a typed error."""
     if assign:
-        tps = [TopicPartition(t, p) for t, p in assign]
-        cluster.topics({tp.topic for tp in tps})
-        for tp in tps:
-            cluster.leader(tp)  # raises UnknownTopicError for a partition the topic does not have
-        return sorted(tps)
+        # Like Spark, an assigned partition the topic does not have is left out, not an error.
+        topics = {t for t, _ in assign}
+        existing = {tp for topic in topics for tp in cluster.partitions(topic)}
+        tps = sorted({TopicPartition(t, p) for t, p in assign})
+        absent = [tp for tp in tps if tp not in existing]
+        if absent:
+            log.warning("assign: %s do not exist and are not read", ", ".join(map(str, absent)))
+        return [tp for tp in tps if tp in existing]
     topics = cluster.matching_topics(pattern) if pattern else list(subscribe)
     return sorted(tp for topic in topics for tp in cluster.partitions(topic))
 
@@ -66,8 +59,11 @@ def resolve_offsets(cluster: Cluster, spec: OffsetSpec, tps: list[TopicPartition
     else:
         assert spec.timestamp is not None
         timestamps = dict.fromkeys(tps, spec.timestamp)
-    found = offsets_for_times(cluster, timestamps, isolation)
-    missing = [tp for tp, o in found.items() if o is None]
+    # Like Spark, hand every value to ListOffsets as is: Kafka reads the negative ones as its own
+    # sentinels (-2 earliest, -1 latest, -3 the record with the largest timestamp).
+    listed = list_offsets(cluster, timestamps, isolation)
+    found = {tp: r.offset if r.offset >= 0 else None for tp, r in listed.items()}
+    missing = [tp for tp in tps if found[tp] is None]
     if missing and is_start and no_match == "error":
         tp = missing[0]
         raise NoOffsetForTimestampError(
@@ -75,12 +71,18 @@ def resolve_offsets(cluster: Cluster, spec: OffsetSpec, tps: list[TopicPartition
             "set startingOffsetsByTimestampStrategy=latest to start such partitions at their latest offset")
     # An end (or a start under strategy 'latest') with no record at or after the timestamp is the end.
     latest = latest_offsets(cluster, missing, isolation) if missing else {}
-    return {tp: latest[tp] if o is None else o for tp, o in found.items()}
+    return {tp: latest[tp] if found[tp] is None else found[tp] for tp in tps}
 
 
 def _require_all(given: Mapping[TopicPartition, int], tps: Iterable[TopicPartition], option: str) -> None:
-    absent = [tp for tp in tps if tp not in given]
+    selected = set(tps)
+    absent = sorted(selected - set(given))
     if absent:
         raise ConfigError(
             f"option {option!r} must give every selected topic-partition (use -2 for earliest, -1 for latest); "
             f"missing: {', '.join(map(str, absent[:10]))}")
+    extra = sorted(set(given) - selected)
+    if extra:
+        raise ConfigError(
+            f"option {option!r} names topic-partitions that the query does not read: "
+            f"{', '.join(map(str, extra[:10]))}; it must give exactly the selected ones")

@@ -7,11 +7,19 @@ import json
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.offsets.ranges import EARLIEST, LATEST, TopicPartition, offsets_from_json
+from kafka_spark.offsets.ranges import (
+    EARLIEST,
+    EARLIEST_SPEC,
+    LATEST,
+    LATEST_SPEC,
+    OffsetSpec,
+    TopicPartition,
+    offsets_from_json,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,20 +53,6 @@ _UNSUPPORTED_KAFKA = {
 
 _DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
 _DURATION_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
-
-
-@dataclass(frozen=True)
-class OffsetSpec:
-    """Where a range starts or ends: earliest, latest, exact offsets, per-partition or global timestamps."""
-
-    kind: Literal["earliest", "latest", "offsets", "timestamps", "timestamp"]
-    offsets: dict[TopicPartition, int] = field(default_factory=dict)
-    timestamps: dict[TopicPartition, int] = field(default_factory=dict)
-    timestamp: int | None = None
-
-
-EARLIEST_SPEC = OffsetSpec("earliest")
-LATEST_SPEC = OffsetSpec("latest")
 
 
 @dataclass(frozen=True)
