@@ -154,6 +154,25 @@ def test_walk_lane_counts(lanes: int, vectorised_only: None) -> None:
     assert arrow_rows(decode_to_arrow(buf, "t", 0).batch) == record_rows(iter_records(buf), headers=False)
 
 
+@pytest.mark.parametrize("lanes", [1, 5, 60])
+@pytest.mark.parametrize("pattern", ["fixed", "runs", "fixed-then-random"])
+def test_walk_with_repeating_lengths(lanes: int, pattern: str, vectorised_only: None) -> None:
+    # Equal-length records are walked by confirmed runs; anything else falls back to steps.
+    def size(b: int, i: int) -> int:
+        if pattern == "fixed":
+            return 100
+        if pattern == "runs":
+            return 50 + 10 * (i // 37)
+        return 100 if i < 150 else (i * 7919 + b) % 300
+
+    buf = b"".join(
+        encode_batch([(None, b"v" * size(b, i), (), TS) for i in range(300 + b)], base_offset=b * 1000)
+        for b in range(lanes)
+    )
+    for data in (buf, buf[:-1]):  # also with the last batch cut short
+        assert arrow_rows(decode_to_arrow(data, "t", 0).batch) == record_rows(iter_records(data), headers=False)
+
+
 def test_timestamp_extremes(vectorised_only: None) -> None:
     records = [(None, b"a", (), -(2**61)), (None, b"b", (), 2**61), (None, b"c", (), 0)]
     buf = encode_batch(records)
