@@ -39,3 +39,12 @@ def _read_exact(sock: socket.socket, n: int) -> bytes:
             raise OSError("connection closed by the broker")
         buf += chunk
     return bytes(buf)
+
+
+def answers(host: str, port: int, timeout: float = 1.0) -> bool:
+    """Whether a broker at `host:port` completes an ApiVersions round trip (readiness)."""
+    try:
+        api_versions(host, port, timeout=timeout)
+        return True
+    except OSError:
+        return False

@@ -10,7 +10,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kafka_spark.client.probe import api_versions
+from kafka_spark.client.probe import answers
 from kafka_spark.local.jars import cache_dir
 from kafka_spark.local.kafka import start_kafka
 
@@ -58,11 +58,7 @@ def status() -> LocalBroker | None:
 
 def responding(broker: LocalBroker) -> bool:
     """Whether the broker answers ApiVersions on its PLAINTEXT listener."""
-    try:
-        api_versions("127.0.0.1", broker.listeners["PLAINTEXT"], timeout=2.0)
-        return True
-    except OSError:
-        return False
+    return answers("127.0.0.1", broker.listeners["PLAINTEXT"], timeout=2.0)
 
 
 def start(secure: bool = False, timeout: float = 90.0) -> tuple[LocalBroker, bool]:

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_spark.client.probe import api_versions
+from kafka_spark.client.probe import answers
 from kafka_spark.local.config import template, write_properties
 from kafka_spark.local.jars import classpath
 from kafka_spark.local.process import ServerProcess, free_ports, java_argv
@@ -151,11 +151,7 @@ class KafkaNode:
         return self
 
     def ready(self) -> bool:
-        try:
-            api_versions("127.0.0.1", self.listeners["PLAINTEXT"], timeout=1.0)
-            return True
-        except OSError:
-            return False
+        return answers("127.0.0.1", self.listeners["PLAINTEXT"])
 
     def wait_ready(self, timeout: float = 90.0) -> KafkaNode:
         assert self.process is not None

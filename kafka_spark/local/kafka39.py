@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from kafka_spark.client.probe import api_versions
+from kafka_spark.client.probe import answers
 from kafka_spark.local.config import template, write_properties
 from kafka_spark.local.jars import classpath
 from kafka_spark.local.process import ServerProcess, free_port, java_argv
@@ -83,11 +83,7 @@ class Kafka39Broker:
         return self
 
     def ready(self) -> bool:
-        try:
-            api_versions("127.0.0.1", self.port, timeout=1.0)
-            return True
-        except OSError:
-            return False
+        return answers("127.0.0.1", self.port)
 
     def stop(self) -> None:
         if self.process:
