@@ -50,6 +50,7 @@ WORKLOADS = [
     Workload("pykafka-agg", "spark-agg", 'format("pykafka") → sum(length)'),
     Workload("kafka-agg", "spark-agg", 'format("kafka") → sum(length)', ref=True),
     Workload("delta-ours", "delta", "kafka_spark.delta.load (offsets in the commit)"),
+    Workload("delta-pykafka", "delta", 'format("pykafka") + Delta append'),
     Workload("delta-kafka", "delta", 'format("kafka") + Delta append', ref=True),
     Workload("client-ours", "client", "kafka_spark client → Arrow"),
     Workload("kafka-python", "client", "kafka-python KafkaConsumer"),
@@ -110,10 +111,8 @@ class Runner:
             def action() -> tuple[int, int]:
                 row = query.collect()[0]
                 return want, int(row["k"] or 0) + int(row["v"] or 0)
-        elif name == "delta-ours":
-            return self._delta(data, ranges, ours=True)
-        elif name == "delta-kafka":
-            return self._delta(data, ranges, ours=False)
+        elif name.startswith("delta-"):
+            return self._delta(data, ranges, name.removeprefix("delta-"))
         else:
             raise ValueError(name)
         # Spark's own connector runs no Python worker: there is no Python memory to report.
@@ -123,22 +122,23 @@ class Runner:
             seconds = time.perf_counter() - started
         return Sample(rows, payload, seconds, mem.peak_worker_mb, mem.peak_total_mb)
 
-    def _delta(self, data: Dataset, ranges: dict[int, tuple[int, int]], ours: bool) -> Sample:
+    def _delta(self, data: Dataset, ranges: dict[int, tuple[int, int]], how: str) -> Sample:
+        """`how`: 'ours' (the sink's load), or a source format appended to Delta without offsets."""
         from kafka_spark.delta import LoadOptions, load
 
         table = self.work_dir / f"delta-{uuid.uuid4().hex[:8]}"
         want = sum(e - s for s, e in ranges.values())
         try:
-            with WorkerMemory(self.jvm_pid if ours else None) as mem:
+            with WorkerMemory(self.jvm_pid if how != "kafka" else None) as mem:
                 started = time.perf_counter()
-                if ours:
+                if how == "ours":
                     # Loads everything up to the end of the topic: only whole-topic ranges are comparable.
                     result = load(self.spark, LoadOptions(table=str(table), kafka={"bootstrap.servers":
                                                                                    self.node.bootstrap},
                                                           topics=[data.case.topic], sink_id="bench"))
                     rows = result.rows
                 else:
-                    self._reader("kafka", data, ranges).write.format("delta").mode("append").save(str(table))
+                    self._reader(how, data, ranges).write.format("delta").mode("append").save(str(table))
                     rows = want
                 seconds = time.perf_counter() - started
         finally:

@@ -6,6 +6,7 @@ release and `BrokerVersions.for_legacy_broker` supplies the ranges that release 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ from kafka_spark.protocol.schemas import APIS
 API_VERSIONS_KEY = 18
 UNSUPPORTED_VERSION_CODE = 35
 CLIENT_SOFTWARE_NAME = "kafka-spark"
+_KIP511_INVALID = re.compile(r"[^a-zA-Z0-9.-]")
 
 # API ranges of brokers that predate ApiVersions (key: (min, max)), by release
 LEGACY_BROKER_VERSIONS: dict[str, dict[int, tuple[int, int]]] = {
@@ -97,6 +99,16 @@ class BrokerVersions:
         return f"BrokerVersions({len(self.ranges)} APIs, source={self.source!r})"
 
 
+def kip511_safe(text: str) -> str:
+    """`text` made acceptable as a KIP-511 client software name/version.
+
+    Brokers reject the whole ApiVersions request (INVALID_REQUEST) unless the value matches
+    ``[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?``; local builds such as "0.1.0+local" do not.
+    """
+    cleaned = _KIP511_INVALID.sub("-", text).strip("-.")
+    return cleaned or "unknown"
+
+
 def api_versions_request(
     correlation_id: int,
     client_id: str | None,
@@ -108,7 +120,8 @@ def api_versions_request(
         version = supported_versions(API_VERSIONS_KEY)[1]
     if software_version is None:
         from kafka_spark import __version__ as software_version
-    body = {"client_software_name": CLIENT_SOFTWARE_NAME, "client_software_version": software_version}
+    body = {"client_software_name": kip511_safe(CLIENT_SOFTWARE_NAME),
+            "client_software_version": kip511_safe(software_version)}
     return encode_request(API_VERSIONS_KEY, version, correlation_id, client_id, body)
 
 

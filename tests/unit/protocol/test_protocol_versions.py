@@ -133,6 +133,14 @@ def test_api_versions_request_and_response() -> None:
     assert correlation_id == 3 and BrokerVersions.from_response(decoded).version_for(18) == 4
 
 
+@pytest.mark.parametrize("version", ["0.1.0+local", "1.0.0 (dev)", "+", "2.0_rc1."])
+def test_software_version_is_made_acceptable_to_brokers(version: str) -> None:
+    # brokers refuse the whole request (INVALID_REQUEST) when KIP-511's pattern does not match
+    _, body = decode_request(api_versions_request(1, "app", software_version=version)[4:])
+    sent = body["client_software_version"]
+    assert re.fullmatch(r"[a-zA-Z0-9](?:[a-zA-Z0-9.-]*[a-zA-Z0-9])?", sent), sent
+
+
 def test_api_versions_unsupported_version_answer_is_read_as_v0() -> None:
     # an older broker answers a too-new ApiVersions request with UNSUPPORTED_VERSION in v0 layout
     v0_answer = {"error_code": 35, "api_keys": [{"api_key": 18, "min_version": 0, "max_version": 2}]}
