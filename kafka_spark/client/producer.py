@@ -48,34 +48,28 @@ class RecordMetadata:
 class RecordFuture:
     """The outcome of one `send()`: `get()` waits for the `RecordMetadata` or raises the delivery error."""
 
-    __slots__ = ("_done", "_error", "_value")
+    # A record's future is its batch plus an index: one event per batch, not per record, keeps send() cheap.
+    __slots__ = ("_batch", "_index")
 
-    def __init__(self) -> None:
-        self._done = threading.Event()
-        self._value: RecordMetadata | None = None
-        self._error: BaseException | None = None
-
-    def set(self, value: RecordMetadata) -> None:
-        self._value = value
-        self._done.set()
-
-    def fail(self, error: BaseException) -> None:
-        self._error = error
-        self._done.set()
+    def __init__(self, batch: _Batch, index: int) -> None:
+        self._batch = batch
+        self._index = index
 
     @property
     def done(self) -> bool:
         """True once delivered or failed."""
-        return self._done.is_set()
+        return self._batch.done.is_set()
 
     def get(self, timeout: float | None = None) -> RecordMetadata:
         """The record's metadata; raises its delivery error, or TimeoutError."""
-        if not self._done.wait(timeout):
+        batch = self._batch
+        if not batch.done.wait(timeout):
             raise TimeoutError("the record was not acknowledged in time")
-        if self._error is not None:
-            raise self._error
-        assert self._value is not None
-        return self._value
+        if batch.error is not None:
+            raise batch.error
+        offset = batch.base_offset + self._index if batch.base_offset >= 0 else -1
+        ts = batch.append_time if batch.append_time >= 0 else batch.records[self._index].timestamp_ms
+        return RecordMetadata(batch.tp.topic, batch.tp.partition, offset, ts)
 
 
 @dataclass
@@ -83,12 +77,15 @@ class _Batch:
     tp: TopicPartition
     created: float
     records: list[OutgoingRecord] = field(default_factory=list)
-    futures: list[RecordFuture] = field(default_factory=list)
     size: int = _BATCH_OVERHEAD
     attempts: int = 0
     base_sequence: int = -1
     encoded: bytes | None = None
     retry_at: float = 0.0
+    done: threading.Event = field(default_factory=threading.Event)
+    error: BaseException | None = None
+    base_offset: int = -1
+    append_time: int = -1
 
 
 class Producer:
@@ -111,6 +108,7 @@ class Producer:
         self._cond = threading.Condition()
         self._closed = False
         self._unsent = 0
+        self._max_age = self.config.metadata_max_age_ms / 1000
         self._backoff = Backoff(self.config.retry_backoff_ms, self.config.retry_backoff_max_ms)
         self._producer_id = -1
         self._producer_epoch = -1
@@ -132,8 +130,14 @@ class Producer:
 
     def partition_for(self, topic: str, key: bytes | None) -> int:
         """The partition a record with `key` goes to (murmur2 like the Java producer; sticky for None)."""
-        count = len(self.cluster.topics([topic])[topic].partitions)
-        return self._partitioner.partition(topic, key, count)
+        return self._partitioner.partition(topic, key, self._partition_count(topic))
+
+    def _partition_count(self, topic: str) -> int:
+        # The cached entry answers almost every send; only a missing, failed or aged one costs a lookup.
+        info = self.cluster.metadata.topic(topic)
+        if info is not None and not info.error_code and time.monotonic() - info.updated < self._max_age:
+            return len(info.partitions)
+        return len(self.cluster.topics([topic])[topic].partitions)
 
     def send(self, topic: str, value: bytes | None, key: bytes | None = None,
              headers: Sequence[tuple[str, bytes | None]] = (), partition: int | None = None,
@@ -146,17 +150,17 @@ class Producer:
         if partition is None:
             partition = self.partition_for(topic, key)
         else:
-            count = len(self.cluster.topics([topic])[topic].partitions)
+            count = self._partition_count(topic)
             if not 0 <= partition < count:
                 raise ProducerError(f"{topic} has partitions 0..{count - 1}, not {partition}")
         record = OutgoingRecord(key, value, tuple(headers),
                                 int(time.time() * 1000) if timestamp_ms is None else timestamp_ms)
-        size = _RECORD_OVERHEAD + len(key or b"") + len(value or b"") + sum(
-            len(k.encode()) + len(v or b"") + 4 for k, v in record.headers)
+        size = _RECORD_OVERHEAD + len(key or b"") + len(value or b"")
+        if headers:
+            size += sum(len(k.encode()) + len(v or b"") + 4 for k, v in record.headers)
         if size + _BATCH_OVERHEAD > self.config.max_request_size:
             raise ProducerError(f"a record of about {size} bytes exceeds max.request.size="
                                 f"{self.config.max_request_size}")
-        future = RecordFuture()
         tp = TopicPartition(topic, partition)
         with self._cond:
             batch = self._batches.get(tp)
@@ -165,8 +169,8 @@ class Producer:
                 batch = None
             if batch is None:
                 batch = self._batches[tp] = _Batch(tp, time.monotonic())
+            future = RecordFuture(batch, len(batch.records))
             batch.records.append(record)
-            batch.futures.append(future)
             batch.size += size
             self._unsent += 1
             if batch.size >= self.config.batch_size:
@@ -180,7 +184,9 @@ class Producer:
             del self._batches[batch.tp]
         self._ready.append(batch)
         if self.config.batch_size:
-            count = len(self.cluster.metadata.partitions_for(topic)) or batch.tp.partition + 1
+            # Under the lock: the cache only, never a network lookup.
+            info = self.cluster.metadata.topic(topic)
+            count = len(info.partitions) if info is not None and info.partitions else batch.tp.partition + 1
             self._partitioner.batch_completed(topic, count)
 
     def flush(self, timeout: float | None = None) -> None:
@@ -346,13 +352,8 @@ class Producer:
 
     def _finish(self, batch: _Batch, base_offset: int = -1, append_time: int = -1,
                 error: BaseException | None = None) -> None:
-        for i, (record, future) in enumerate(zip(batch.records, batch.futures, strict=True)):
-            if error is not None:
-                future.fail(error)
-            else:
-                offset = base_offset + i if base_offset >= 0 else -1
-                ts = append_time if append_time >= 0 else record.timestamp_ms
-                future.set(RecordMetadata(batch.tp.topic, batch.tp.partition, offset, ts))
+        batch.error, batch.base_offset, batch.append_time = error, base_offset, append_time
+        batch.done.set()
         with self._cond:
             self._unsent -= len(batch.records)
             self._cond.notify_all()

@@ -1,0 +1,93 @@
+"""Compile and run ProduceRecords.java (Kafka's own Java producer) and read back what it sent."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kafka_spark.local.jars import classpath
+from kafka_spark.local.process import java_argv
+
+SOURCE = Path(__file__).with_name("ProduceRecords.java")
+MAIN = "ProduceRecords"
+
+Headers = tuple[tuple[str, bytes | None], ...]
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """A topic to create and fill: the producer's compression.type and the topic's configs."""
+
+    name: str
+    codec: str
+    configs: Mapping[str, str] = field(default_factory=dict)
+
+    def argument(self) -> str:
+        return ":".join([self.name, self.codec, *(f"{k}={v}" for k, v in self.configs.items())])
+
+
+@dataclass(frozen=True)
+class SentRecord:
+    """One record as the producer sent it, with the offset and timestamp the broker acknowledged.
+
+    `outcome` is "none" outside transactions, else "commit" or "abort".
+    """
+
+    topic: str
+    offset: int
+    timestamp: int
+    outcome: str
+    key: bytes | None
+    value: bytes | None
+    headers: Headers
+
+
+def compile_producer(out_dir: Path) -> Path:
+    """Compile ProduceRecords.java against the Kafka 4 client into `out_dir`; return it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    # The source holds non-ASCII literals: never let the platform's default charset read it.
+    argv = ["javac", "-encoding", "UTF-8", "--release", "17", "-cp", classpath("kafka4"), "-d", str(out_dir),
+            str(SOURCE)]
+    proc = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"javac failed (exit {proc.returncode}):\n{proc.stderr}")
+    return out_dir
+
+
+def produce(classes: Path, artifact_set: str, bootstrap: str, scenario: str, topics: Sequence[TopicSpec],
+            work: Path) -> list[SentRecord]:
+    """Run ProduceRecords with the client jars of `artifact_set`; return every acknowledged record."""
+    output = work / f"sent-{scenario}.tsv"
+    cp = f"{classes}{os.pathsep}{classpath(artifact_set)}"
+    args = [str(output), bootstrap, scenario, *(t.argument() for t in topics)]
+    proc = subprocess.run(java_argv(cp, MAIN, args, heap="256m", short_lived=True), capture_output=True, text=True,
+                          timeout=300, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ProduceRecords failed (exit {proc.returncode}):\n{proc.stderr[-5000:]}")
+    return parse_sent(output.read_text(encoding="utf-8"))
+
+
+def _hex(text: str) -> bytes | None:
+    return None if text == "-" else bytes.fromhex(text)
+
+
+def _headers(text: str) -> Headers:
+    pairs = []
+    for item in text.split(",") if text else ():
+        key, value = item.split("=")
+        raw_key = _hex(key)
+        assert raw_key is not None
+        pairs.append((raw_key.decode("utf-8"), _hex(value)))
+    return tuple(pairs)
+
+
+def parse_sent(text: str) -> list[SentRecord]:
+    """The records of ProduceRecords' output file (see the Java source for the line format)."""
+    sent = []
+    for line in text.splitlines():
+        topic, offset, timestamp, outcome, key, value, headers = line.split("\t")
+        sent.append(SentRecord(topic, int(offset), int(timestamp), outcome, _hex(key), _hex(value), _headers(headers)))
+    return sent
