@@ -23,7 +23,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
-    """Single-node Kafka 4.x (KRaft) with PLAINTEXT, SASL_PLAINTEXT and SSL listeners."""
+    """Single-node Kafka 4.x (KRaft) with PLAINTEXT, SASL_PLAINTEXT, SASL_SSL, SSL and MTLS listeners."""
     from kafka_spark.local import start_kafka
 
     node = start_kafka(tmp_path_factory.mktemp("kafka4"), secure=True)

@@ -21,7 +21,14 @@ from typing import Any
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.errors import ConnectionClosedError, RequestTimeoutError
 from kafka_spark.client.sasl import make_mechanism
-from kafka_spark.errors import AuthenticationError, DecodeError, KafkaConnectionError, UnsupportedVersionError
+from kafka_spark.client.tls import certificate_error
+from kafka_spark.errors import (
+    AuthenticationError,
+    DecodeError,
+    KafkaConnectionError,
+    KafkaSparkError,
+    UnsupportedVersionError,
+)
 from kafka_spark.errors.codes import BrokerError, UnknownBrokerError, error_for_code
 from kafka_spark.protocol import (
     ApiKey,
@@ -140,13 +147,10 @@ class BrokerConnection:
             sock: socket.socket = raw
             if self._ssl_context is not None:
                 sock = self._ssl_context.wrap_socket(raw, server_hostname=self.host)
-        except ssl.SSLCertVerificationError as exc:
+        except OSError as exc:
             raw.close()
-            raise AuthenticationError(f"TLS: the certificate of broker {self._name()} does not verify: "
-                                      f"{exc.verify_message}") from None
-        except (ssl.SSLError, OSError) as exc:
-            raw.close()
-            raise KafkaConnectionError(f"TLS handshake with broker {self._name()} failed: {exc}") from None
+            raise certificate_error(exc, self._name(), self.config) or KafkaConnectionError(
+                f"TLS handshake with broker {self._name()} failed: {exc}") from None
         sock.settimeout(self.config.request_timeout_ms / 1000)
         self._sock = sock
         self._start = self._end = 0
@@ -331,7 +335,7 @@ class BrokerConnection:
             raise RequestTimeoutError(f"writing to broker {self._name()} timed out") from None
         except OSError as exc:
             self.close(str(exc))
-            raise ConnectionClosedError(f"writing to broker {self._name()} failed: {exc}") from None
+            raise self._io_error(exc, "writing to") from None
 
     def _recv_into(self, view: memoryview) -> int:
         sock = self._sock
@@ -346,11 +350,16 @@ class BrokerConnection:
                 f"{self.config.request_timeout_ms}") from None
         except OSError as exc:
             self.close(str(exc))
-            raise ConnectionClosedError(f"reading from broker {self._name()} failed: {exc}") from None
+            raise self._io_error(exc, "reading from") from None
         if n == 0:
             self.close("closed by the broker")
             raise ConnectionClosedError(f"broker {self._name()} closed the connection")
         return n
+
+    def _io_error(self, exc: OSError, doing: str) -> KafkaSparkError:
+        # a broker refusing our client certificate says so in a TLS alert on the first read (TLS 1.3)
+        return certificate_error(exc, self._name(), self.config) or ConnectionClosedError(
+            f"{doing} broker {self._name()} failed: {exc}")
 
     def _fill(self, need: int) -> None:
         # make at least `need` bytes available in the read-ahead buffer

@@ -1,4 +1,5 @@
-"""TLS contexts from the Java client's ssl.* properties (PEM trust and key material)."""
+"""TLS contexts from the Java client's ssl.* properties (PEM trust and key material), and typed errors for
+the certificates a TLS handshake refuses."""
 
 from __future__ import annotations
 
@@ -7,7 +8,13 @@ import ssl
 import tempfile
 
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.errors import ConfigError
+from kafka_spark.errors import AuthenticationError, ConfigError
+
+# TLS alerts by which a broker refuses the client's certificate, or its lack of one.
+_CERTIFICATE_ALERTS = frozenset({
+    "BAD_CERTIFICATE", "CERTIFICATE_UNKNOWN", "UNKNOWN_CA", "CERTIFICATE_REQUIRED", "UNSUPPORTED_CERTIFICATE",
+    "CERTIFICATE_EXPIRED", "CERTIFICATE_REVOKED", "ACCESS_DENIED",
+})
 
 
 def ssl_context(config: ClientConfig) -> ssl.SSLContext:
@@ -41,15 +48,10 @@ def _readable(path: str, key: str) -> None:
 
 
 def _load_client_certificate(context: ssl.SSLContext, config: ClientConfig) -> None:
-    password = config.ssl_key_password or config.ssl_keystore_password
     if config.ssl_keystore_location:
         _readable(config.ssl_keystore_location, "ssl.keystore.location")
-        try:
-            # one PEM file holding the certificate chain and the private key
-            context.load_cert_chain(config.ssl_keystore_location, password=password)
-        except ssl.SSLError as exc:
-            raise ConfigError(f"ssl.keystore.location: cannot load a PEM certificate and key ({exc.reason}); "
-                              "check ssl.key.password") from None
+        # one PEM file holding the certificate chain and the private key
+        _load_pem(context, config.ssl_keystore_location, "ssl.keystore.location", config)
     elif config.ssl_keystore_key or config.ssl_keystore_certificate_chain:
         if not (config.ssl_keystore_key and config.ssl_keystore_certificate_chain):
             raise ConfigError("ssl.keystore.key and ssl.keystore.certificate.chain go together")
@@ -58,8 +60,51 @@ def _load_client_certificate(context: ssl.SSLContext, config: ClientConfig) -> N
         try:
             with os.fdopen(fd, "w") as fh:
                 fh.write(config.ssl_keystore_certificate_chain.strip() + "\n" + config.ssl_keystore_key.strip() + "\n")
-            context.load_cert_chain(path, password=password)
-        except ssl.SSLError as exc:
-            raise ConfigError(f"ssl.keystore.key: cannot load the PEM key and chain ({exc.reason})") from None
+            _load_pem(context, path, "ssl.keystore.key", config)
         finally:
             os.unlink(path)
+
+
+def _load_pem(context: ssl.SSLContext, path: str, key: str, config: ClientConfig) -> None:
+    password = config.ssl_key_password or config.ssl_keystore_password
+    asked = False
+
+    def give_password() -> str:
+        # without a callable, OpenSSL would prompt on the terminal, which hangs a Spark executor
+        nonlocal asked
+        asked = True
+        if password is None:
+            raise ConfigError(f"{key}: the private key is encrypted; set ssl.key.password")
+        return password
+
+    try:
+        context.load_cert_chain(path, password=give_password)
+    except ssl.SSLError as exc:
+        if asked:
+            raise ConfigError(f"{key}: ssl.key.password does not decrypt the private key") from None
+        detail = exc.reason or "no certificate with its private key in it"
+        raise ConfigError(f"{key}: cannot load a PEM certificate chain and private key ({detail})") from None
+
+
+def presents_certificate(config: ClientConfig) -> bool:
+    """True when the configuration holds a client certificate to show to brokers."""
+    return bool(config.ssl_keystore_location or config.ssl_keystore_key)
+
+
+def certificate_error(exc: OSError, broker: str, config: ClientConfig) -> AuthenticationError | None:
+    """The `AuthenticationError` for a TLS failure about a certificate (the broker's or ours), else None.
+
+    A broker refuses a client certificate with an alert; under TLS 1.3 it arrives after the handshake,
+    on the first read, so both the handshake and the socket reads pass their failures through here.
+    """
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return AuthenticationError(f"TLS: the certificate of broker {broker} does not verify: {exc.verify_message}")
+    reason = exc.reason if isinstance(exc, ssl.SSLError) else None
+    alert = (reason or "").partition("_ALERT_")[2]
+    if alert not in _CERTIFICATE_ALERTS:
+        return None
+    if not presents_certificate(config):
+        return AuthenticationError(f"TLS: broker {broker} requires a client certificate (alert {alert.lower()}); "
+                                   "set ssl.keystore.location to a PEM file with the certificate and its key")
+    return AuthenticationError(f"TLS: broker {broker} refused our client certificate (alert {alert.lower()}); "
+                               "it must be signed by a CA the broker trusts, be valid now and allow clientAuth")

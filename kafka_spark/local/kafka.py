@@ -23,6 +23,14 @@ KAFKA4_VERSION = "4.1.1"
 SASL_USERS = {"alice": "alice-secret"}
 _ADMIN = ("admin", "admin-secret")
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
+SECURE_LISTENERS = ("PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL", "MTLS")
+# Listener names that differ from their security protocol; MTLS is SSL that requires client certificates.
+LISTENER_PROTOCOLS = {"MTLS": "SSL"}
+
+
+def security_protocol(listener: str) -> str:
+    """The security protocol of a listener name (PLAINTEXT, SASL_PLAINTEXT, SSL or SASL_SSL)."""
+    return LISTENER_PROTOCOLS.get(listener, listener)
 
 
 def random_cluster_id() -> str:
@@ -31,6 +39,38 @@ def random_cluster_id() -> str:
         cid = base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode()
         if not cid.startswith("-"):
             return cid
+
+
+def _sasl_properties(listener: str) -> dict[str, object]:
+    """JAAS logins of one SASL listener: PLAIN with inline users, SCRAM with users from the metadata log."""
+    prefix = f"listener.name.{listener.lower()}"
+    users = " ".join(f'user_{u}="{p}"' for u, p in [_ADMIN, *SASL_USERS.items()])
+    props: dict[str, object] = {
+        "sasl.enabled.mechanisms": "PLAIN," + ",".join(SCRAM_MECHANISMS),
+        f"{prefix}.plain.sasl.jaas.config": "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                                            f'username="{_ADMIN[0]}" password="{_ADMIN[1]}" {users};',
+    }
+    for mech in SCRAM_MECHANISMS:
+        props[f"{prefix}.{mech.lower()}.sasl.jaas.config"] = (
+            "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="{_ADMIN[0]}" password="{_ADMIN[1]}";'
+        )
+    return props
+
+
+def _tls_properties(listener: str, tls: TlsMaterial, client_auth: bool) -> dict[str, object]:
+    """The broker keystore of one TLS listener; with `client_auth`, clients must show a cert from the test CA."""
+    prefix = f"listener.name.{listener.lower()}.ssl"
+    props: dict[str, object] = {
+        f"{prefix}.keystore.type": "PKCS12",
+        f"{prefix}.keystore.location": tls.broker_p12,
+        f"{prefix}.keystore.password": tls.password,
+        f"{prefix}.key.password": tls.password,
+        f"{prefix}.client.auth": "required" if client_auth else "none",
+    }
+    if client_auth:
+        props.update({f"{prefix}.truststore.type": "PEM", f"{prefix}.truststore.location": tls.ca_pem})
+    return props
 
 
 @dataclass
@@ -55,7 +95,7 @@ class KafkaNode:
         return f"127.0.0.1:{self.listeners['PLAINTEXT']}"
 
     def address(self, listener: str) -> str:
-        """`host:port` of a listener: PLAINTEXT, SASL_PLAINTEXT or SSL."""
+        """`host:port` of a listener: PLAINTEXT, SASL_PLAINTEXT, SSL, SASL_SSL or MTLS (SSL + client certificates)."""
         return f"127.0.0.1:{self.listeners[listener]}"
 
     @property
@@ -86,7 +126,8 @@ class KafkaNode:
             "advertised.listeners": ",".join(listeners),
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listener.security.protocol.map": ",".join(["CONTROLLER:PLAINTEXT", *(f"{n}:{n}" for n in names)]),
+            "listener.security.protocol.map": ",".join(
+                ["CONTROLLER:PLAINTEXT", *(f"{n}:{security_protocol(n)}" for n in names)]),
             "log.dirs": self.log_dir,
             "offsets.topic.num.partitions": 1,
             "transaction.state.log.num.partitions": 1,
@@ -105,26 +146,12 @@ class KafkaNode:
                         "transaction.state.log.min.isr", "share.coordinator.state.topic.replication.factor",
                         "share.coordinator.state.topic.min.isr"):
                 props[key] = 1
-        if "SASL_PLAINTEXT" in self.listeners:
-            users = " ".join(f'user_{u}="{p}"' for u, p in [_ADMIN, *SASL_USERS.items()])
-            props["sasl.enabled.mechanisms"] = "PLAIN," + ",".join(SCRAM_MECHANISMS)
-            props["listener.name.sasl_plaintext.plain.sasl.jaas.config"] = (
-                "org.apache.kafka.common.security.plain.PlainLoginModule required "
-                f'username="{_ADMIN[0]}" password="{_ADMIN[1]}" {users};'
-            )
-            for mech in SCRAM_MECHANISMS:
-                props[f"listener.name.sasl_plaintext.{mech.lower()}.sasl.jaas.config"] = (
-                    "org.apache.kafka.common.security.scram.ScramLoginModule required "
-                    f'username="{_ADMIN[0]}" password="{_ADMIN[1]}";'
-                )
-        if "SSL" in self.listeners and self.tls:
-            props.update({
-                "listener.name.ssl.ssl.keystore.type": "PKCS12",
-                "listener.name.ssl.ssl.keystore.location": self.tls.broker_p12,
-                "listener.name.ssl.ssl.keystore.password": self.tls.password,
-                "listener.name.ssl.ssl.key.password": self.tls.password,
-                "listener.name.ssl.ssl.client.auth": "none",
-            })
+        for name in names:
+            protocol = security_protocol(name)
+            if protocol.startswith("SASL"):
+                props.update(_sasl_properties(name))
+            if protocol.endswith("SSL") and self.tls:
+                props.update(_tls_properties(name, self.tls, client_auth=name == "MTLS"))
         props.update(self.extra)
         return props
 
@@ -132,7 +159,7 @@ class KafkaNode:
         """Write server.properties and format the metadata log (with the SCRAM users)."""
         props_file = write_properties(self.data_dir / "server.properties", self.server_properties())
         scram = []
-        if "SASL_PLAINTEXT" in self.listeners:
+        if any(security_protocol(n).startswith("SASL") for n in self.listeners):
             for mech in SCRAM_MECHANISMS:
                 for user, pw in SASL_USERS.items():
                     scram += ["--add-scram", f"{mech}=[name={user},password={pw}]"]
@@ -158,10 +185,14 @@ class KafkaNode:
         self.process.wait_ready(self.ready, timeout)
         return self
 
-    def ssl_context(self) -> ssl.SSLContext:
-        """A client TLS context that trusts only the test CA (hostname checks on)."""
-        assert self.ca_pem is not None, "this node has no SSL listener"
-        return ssl.create_default_context(cafile=str(self.ca_pem))
+    def ssl_context(self, client_certificate: bool = False) -> ssl.SSLContext:
+        """A client TLS context that trusts only the test CA (hostname checks on), optionally showing the
+        CA-signed client certificate that the MTLS listener requires."""
+        assert self.tls is not None, "this node has no TLS listeners"
+        context = ssl.create_default_context(cafile=str(self.tls.ca_pem))
+        if client_certificate:
+            context.load_cert_chain(str(self.tls.client_pem))
+        return context
 
     def stop(self, grace: float = 20.0) -> None:
         if self.process:
@@ -189,12 +220,12 @@ class KafkaNode:
 
 def start_kafka(data_dir: Path | None = None, secure: bool = True, heap: str = "512m",
                 extra: dict[str, object] | None = None, timeout: float = 90.0) -> KafkaNode:
-    """Start a single-node Kafka 4.x; with `secure`, also SASL_PLAINTEXT and SSL listeners."""
+    """Start a single-node Kafka 4.x; with `secure`, also SASL_PLAINTEXT, SSL, SASL_SSL and MTLS listeners."""
     data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-kafka4-"))
     if data_dir.exists() and any(data_dir.iterdir()):
         shutil.rmtree(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    names = ["PLAINTEXT", "SASL_PLAINTEXT", "SSL"] if secure else ["PLAINTEXT"]
+    names = list(SECURE_LISTENERS) if secure else ["PLAINTEXT"]
     ports = free_ports(len(names) + 1)
     node = KafkaNode(
         data_dir=data_dir, listeners=dict(zip(names, ports, strict=False)), controller_port=ports[-1],

@@ -11,31 +11,36 @@ import pytest
 
 from kafka_spark.client.probe import api_versions
 from kafka_spark.local.kafka import SASL_USERS, start_kafka
-from kafka_spark.local.tls import make_tls
 from kafka_spark.local.tools import ToolError
 
 FETCH, API_VERSIONS = 1, 18
 
 
 def test_every_listener_answers_api_versions(kafka):
-    plain = api_versions("127.0.0.1", kafka.listeners["PLAINTEXT"])
-    sasl = api_versions("127.0.0.1", kafka.listeners["SASL_PLAINTEXT"])
-    tls = api_versions("127.0.0.1", kafka.listeners["SSL"], ssl_context=kafka.ssl_context())
-    for versions in (plain, sasl, tls):
+    assert set(kafka.listeners) == {"PLAINTEXT", "SASL_PLAINTEXT", "SSL", "SASL_SSL", "MTLS"}
+    contexts = {"SSL": kafka.ssl_context(), "SASL_SSL": kafka.ssl_context(),
+                "MTLS": kafka.ssl_context(client_certificate=True)}
+    for name, port in kafka.listeners.items():
+        versions = api_versions("127.0.0.1", port, ssl_context=contexts.get(name))
         # Kafka 4.1 serves Fetch 4-18 and ApiVersions 0-4.
-        assert versions[FETCH] == (4, 18)
-        assert versions[API_VERSIONS][0] == 0
+        assert versions[FETCH] == (4, 18), name
+        assert versions[API_VERSIONS][0] == 0, name
+    # MTLS takes no client without a certificate from the test CA
+    foreign = kafka.ssl_context()
+    foreign.load_cert_chain(str(kafka.tls.foreign_client_pem))
+    for context in (kafka.ssl_context(), foreign):
+        with pytest.raises(ssl.SSLError, match="certificate"):
+            api_versions("127.0.0.1", kafka.listeners["MTLS"], ssl_context=context)
 
 
-def test_ssl_certificate_verifies_against_test_ca_only(kafka, tmp_path):
+def test_ssl_certificate_verifies_against_test_ca_only(kafka):
     import socket
 
     with socket.create_connection(("127.0.0.1", kafka.listeners["SSL"])) as raw, \
             kafka.ssl_context().wrap_socket(raw, server_hostname="127.0.0.1") as tls:
         cert = tls.getpeercert()
     assert ("IP Address", "127.0.0.1") in cert["subjectAltName"]
-    other = make_tls(tmp_path / "other-ca", ca_name="some-other-ca")
-    wrong = ssl.create_default_context(cafile=str(other.ca_pem))
+    wrong = ssl.create_default_context(cafile=str(kafka.tls.foreign_ca_pem))
     with pytest.raises(ssl.SSLCertVerificationError):
         api_versions("127.0.0.1", kafka.listeners["SSL"], ssl_context=wrong)
 
