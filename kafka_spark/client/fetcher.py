@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from kafka_spark.client.batches import scan
 from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.connection import BrokerConnection, InFlight, broker_error
 from kafka_spark.client.errors import FetchTimeoutError, OffsetOutOfRangeDataLoss, RetriesExhaustedError
 from kafka_spark.client.metadata import ZERO_UUID, PartitionInfo, TopicPartition
@@ -56,6 +57,19 @@ class _Pending:
         self.offset = offset
 
 
+# A range reader knows its range, usually a large one: 8 MiB per fetch instead of the consumer default
+# of 1 MiB halves the wall time on 1 KB records (fewer round trips, fewer per-response decode calls),
+# for ~16 MiB of buffers with two fetches in flight.
+RANGE_PARTITION_FETCH_BYTES = 8 << 20
+
+
+def range_partition_fetch_bytes(config: ClientConfig) -> int:
+    """Bytes asked per partition fetch: `max.partition.fetch.bytes` if set, else 8 MiB capped by `fetch.max.bytes`."""
+    if "max.partition.fetch.bytes" in config.properties():
+        return config.max_partition_fetch_bytes
+    return min(RANGE_PARTITION_FETCH_BYTES, config.fetch_max_bytes)
+
+
 class RangeReader:
     """An iterator of `pyarrow.RecordBatch` holding exactly the records of [start, end) of a partition.
 
@@ -81,7 +95,7 @@ class RangeReader:
         self.depth = max(1, pipeline_depth or self.config.fetch_pipeline_depth)
         self.position = start
         self.stats = FetchStats()
-        self._partition_max = self.config.max_partition_fetch_bytes
+        self._partition_max = range_partition_fetch_bytes(self.config)
         self._backoff = Backoff(self.config.retry_backoff_ms, self.config.retry_backoff_max_ms)
         self._pending: deque[_Pending] = deque()
         self._next_request = start
