@@ -56,8 +56,11 @@ def local_spark(app_name: str = "kafka-spark", master: str = "local[2]",
 
 
 def submit_args(master: str = "local[2]") -> list[str]:
-    """`--conf k=v` arguments for spark-submit, one token per element."""
-    out: list[str] = []
+    """`--conf k=v` arguments for spark-submit, one token per element (driver logging at WARN)."""
+    from importlib import resources
+
+    log_conf = resources.files("kafka_spark.local").joinpath("templates", "log4j2-spark-submit.properties")
+    out: list[str] = ["--driver-java-options", f"-Dlog4j2.configurationFile={log_conf}"]
     for k, v in local_spark_configs(master).items():
         out += ["--conf", f"{k}={v}"]
     return out

@@ -148,6 +148,8 @@ def test_embedded_default_seeds_loads_then_is_up_to_date(tmp_path: Path):
         assert re.search(r"is up to date \(sink 'default', batch 0\)", second.stdout), second.stdout[-3000:]
         assert "seeding" not in second.stdout
         assert "kafka-spark local stop" in second.stdout
+        # spark-submit.sh sets driver logging to WARN before the JVM starts: no INFO start-up lines
+        assert " INFO " not in second.stdout + second.stderr, second.stdout[:2000]
     finally:
         subprocess.run([sys.executable, "-m", "kafka_spark.cli.main", "local", "stop"], env=env,
                        capture_output=True, text=True, timeout=120, check=False)
