@@ -1,75 +1,68 @@
-"""The only network layer: connections, TLS/SASL, metadata, fetch, offsets, groups, producer."""
+"""The only network layer: connections, TLS/SASL, metadata, fetch, offsets, groups, producer.
 
-from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.config import ClientConfig, load_properties
-from kafka_spark.client.connection import BrokerConnection
-from kafka_spark.client.errors import (
-    ConnectionClosedError,
-    FetchTimeoutError,
-    NoBrokersAvailableError,
-    OffsetOutOfRangeDataLoss,
-    ProducerError,
-    RequestTimeoutError,
-    RetriesExhaustedError,
-    UnknownTopicError,
-)
-from kafka_spark.client.fetcher import FetchStats, RangeReader, fetch_range
-from kafka_spark.client.groups import CommittedOffset, GroupAdmin, GroupDescription, GroupListing, PartitionLag
-from kafka_spark.client.kafka_client import KafkaClient
-from kafka_spark.client.membership import GroupMember
-from kafka_spark.client.metadata import BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo, TopicPartition
-from kafka_spark.client.offsets import (
-    EARLIEST,
-    LATEST,
-    MAX_TIMESTAMP,
-    ListedOffset,
-    earliest_offsets,
-    latest_offsets,
-    list_offsets,
-    offsets_for_times,
-)
-from kafka_spark.client.partitioner import murmur2, partition_for_key
-from kafka_spark.client.producer import Producer, RecordFuture, RecordMetadata
+Names are loaded on first use: a module that needs one part of the client (the Spark data
+source's planning worker needs only metadata types) does not import all of it.
+"""
 
-__all__ = [
-    "EARLIEST",
-    "LATEST",
-    "MAX_TIMESTAMP",
-    "BrokerConnection",
-    "BrokerInfo",
-    "ClientConfig",
-    "Cluster",
-    "ClusterMetadata",
-    "CommittedOffset",
-    "ConnectionClosedError",
-    "FetchStats",
-    "FetchTimeoutError",
-    "GroupAdmin",
-    "GroupDescription",
-    "GroupListing",
-    "GroupMember",
-    "KafkaClient",
-    "ListedOffset",
-    "NoBrokersAvailableError",
-    "OffsetOutOfRangeDataLoss",
-    "PartitionInfo",
-    "PartitionLag",
-    "Producer",
-    "ProducerError",
-    "RangeReader",
-    "RecordFuture",
-    "RecordMetadata",
-    "RequestTimeoutError",
-    "RetriesExhaustedError",
-    "TopicInfo",
-    "TopicPartition",
-    "UnknownTopicError",
-    "earliest_offsets",
-    "fetch_range",
-    "latest_offsets",
-    "list_offsets",
-    "load_properties",
-    "murmur2",
-    "offsets_for_times",
-    "partition_for_key",
-]
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_EXPORTS = {
+    "Cluster": "kafka_spark.client.cluster",
+    "ClientConfig": "kafka_spark.client.config",
+    "load_properties": "kafka_spark.client.config",
+    "BrokerConnection": "kafka_spark.client.connection",
+    "ConnectionClosedError": "kafka_spark.client.errors",
+    "FetchTimeoutError": "kafka_spark.client.errors",
+    "NoBrokersAvailableError": "kafka_spark.client.errors",
+    "OffsetOutOfRangeDataLoss": "kafka_spark.client.errors",
+    "ProducerError": "kafka_spark.client.errors",
+    "RequestTimeoutError": "kafka_spark.client.errors",
+    "RetriesExhaustedError": "kafka_spark.client.errors",
+    "UnknownTopicError": "kafka_spark.client.errors",
+    "FetchStats": "kafka_spark.client.fetcher",
+    "RangeReader": "kafka_spark.client.fetcher",
+    "fetch_range": "kafka_spark.client.fetcher",
+    "CommittedOffset": "kafka_spark.client.groups",
+    "GroupAdmin": "kafka_spark.client.groups",
+    "GroupDescription": "kafka_spark.client.groups",
+    "GroupListing": "kafka_spark.client.groups",
+    "PartitionLag": "kafka_spark.client.groups",
+    "KafkaClient": "kafka_spark.client.kafka_client",
+    "GroupMember": "kafka_spark.client.membership",
+    "BrokerInfo": "kafka_spark.client.metadata",
+    "ClusterMetadata": "kafka_spark.client.metadata",
+    "PartitionInfo": "kafka_spark.client.metadata",
+    "TopicInfo": "kafka_spark.client.metadata",
+    "TopicPartition": "kafka_spark.client.metadata",
+    "EARLIEST": "kafka_spark.client.offsets",
+    "LATEST": "kafka_spark.client.offsets",
+    "ListedOffset": "kafka_spark.client.offsets",
+    "MAX_TIMESTAMP": "kafka_spark.client.offsets",
+    "earliest_offsets": "kafka_spark.client.offsets",
+    "latest_offsets": "kafka_spark.client.offsets",
+    "list_offsets": "kafka_spark.client.offsets",
+    "offsets_for_times": "kafka_spark.client.offsets",
+    "murmur2": "kafka_spark.client.partitioner",
+    "partition_for_key": "kafka_spark.client.partitioner",
+    "Producer": "kafka_spark.client.producer",
+    "RecordFuture": "kafka_spark.client.producer",
+    "RecordMetadata": "kafka_spark.client.producer",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kafka_spark.client' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
