@@ -6,8 +6,7 @@ use, so `import kafka_spark` stays cheap and does not start or import Spark.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from kafka_spark.lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -47,15 +46,4 @@ _EXPORTS = {
 
 __all__ = sorted([*_EXPORTS, "__version__"])
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kafka_spark' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

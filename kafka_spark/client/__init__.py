@@ -6,8 +6,7 @@ source's planning worker needs only metadata types) does not import all of it.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+from kafka_spark.lazy import lazy_exports
 
 _EXPORTS = {
     "Cluster": "kafka_spark.client.cluster",
@@ -54,15 +53,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kafka_spark.client' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
