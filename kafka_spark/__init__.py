@@ -33,10 +33,14 @@ _EXPORTS = {
     # spark
     "KafkaDataSource": "kafka_spark.spark.batch",
     "register": "kafka_spark.spark.register",
+    "offsets_behind_latest": "kafka_spark.spark.progress",
     # delta
     "LoadOptions": "kafka_spark.delta",
     "LoadResult": "kafka_spark.delta",
     "load": "kafka_spark.delta",
+    "StreamOptions": "kafka_spark.delta",
+    "start_stream": "kafka_spark.delta",
+    "CheckpointMismatchError": "kafka_spark.delta",
     "committed_position": "kafka_spark.delta",
     "committed_positions": "kafka_spark.delta",
     "ConcurrentWriterError": "kafka_spark.delta",

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 TESTS = Path(__file__).parent
+
+# The suite replays the same generated cases every run so a result is reproducible; set
+# HYPOTHESIS_PROFILE=explore to draw new ones (with RECORDS_FUZZ_EXAMPLES for a longer search).
+settings.register_profile("suite", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -48,7 +48,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("metadata", help="show brokers, topics, partitions, leaders and replicas")
     add_client_args(p)
     p.add_argument("--topic", action="append", default=[], help="only this topic (repeatable)")
-    p.add_argument("--pattern", help="only topics fully matching this regular expression")
+    p.add_argument("--pattern", help="only topics in which this regular expression is found (as subscribePattern)")
     p.add_argument("--internal", action="store_true", help="include internal topics (__consumer_offsets, ...)")
     p.set_defaults(run=run)
 

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("offsets", help="earliest, latest or by-time offsets of topic partitions")
     add_client_args(p)
     p.add_argument("--topic", action="append", default=[], help="a topic (repeatable)")
-    p.add_argument("--pattern", help="topics fully matching this regular expression")
+    p.add_argument("--pattern", help="topics in which this regular expression is found (as subscribePattern)")
     p.add_argument("--partitions", help="comma-separated partition numbers (default: all)")
     which = p.add_mutually_exclusive_group()
     which.add_argument("--earliest", action="store_true", help="the first available offsets")

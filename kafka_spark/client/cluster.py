@@ -206,7 +206,7 @@ class Cluster:
         return sorted(TopicPartition(topic, p) for p in self.topics([topic])[topic].partitions)
 
     def matching_topics(self, pattern: str, include_internal: bool = False) -> list[str]:
-        """Names of existing topics that fully match `pattern` (a Java-compatible regex)."""
+        """Names of existing topics in which `pattern` is found (a regex search, as Spark's subscribePattern)."""
         self.refresh_metadata(None)
         return self.metadata.matching(pattern, include_internal)
 

@@ -46,7 +46,7 @@ class KafkaClient:
         return self.cluster.refresh_metadata(topics)
 
     def topics(self, pattern: str | None = None, include_internal: bool = False) -> list[str]:
-        """Topic names, optionally those fully matching a regular expression."""
+        """Topic names, optionally those in which a regular expression is found."""
         return self.cluster.matching_topics(pattern or ".*", include_internal)
 
     def partitions(self, topic: str) -> list[TopicPartition]:

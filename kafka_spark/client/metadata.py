@@ -147,10 +147,14 @@ class ClusterMetadata:
         return [] if info is None else [TopicPartition(topic, p) for p in sorted(info.partitions)]
 
     def matching(self, pattern: str | re.Pattern[str], include_internal: bool = False) -> list[str]:
-        """Topic names that fully match a regular expression (as Spark's ``subscribePattern``)."""
+        """Topic names in which a regular expression is found (Spark's ``subscribePattern``: a search).
+
+        Spark 4.2's default (admin-client) strategy uses `findFirstIn`, not a full match: `orders`
+        selects `orders`, `orders-dlq` and `eu.orders`; anchor it (`^orders$`) for one topic.
+        """
         regex = re.compile(pattern) if isinstance(pattern, str) else pattern
         return sorted(n for n, t in self.topics.items()
-                      if regex.fullmatch(n) and (include_internal or not t.is_internal) and t.error_code == 0)
+                      if regex.search(n) and (include_internal or not t.is_internal) and t.error_code == 0)
 
     def invalidate(self, topic: str | None = None) -> None:
         """Mark a topic (or everything) stale so the next lookup refreshes it."""

@@ -9,17 +9,22 @@ from kafka_spark.delta.errors import (
 from kafka_spark.delta.lag import table_lag
 from kafka_spark.delta.position import SinkCommit, committed_position, committed_positions
 from kafka_spark.delta.sink import LoadOptions, LoadResult, load
+from kafka_spark.delta.stream import CheckpointMismatchError, StreamOptions, start_stream, trigger_kwargs
 
 __all__ = [
     "BatchAlreadyCommittedError",
+    "CheckpointMismatchError",
     "ConcurrentWriterError",
     "LoadOptions",
     "LoadResult",
     "OffsetsMovedBackwardsError",
     "SinkCommit",
     "SinkError",
+    "StreamOptions",
     "committed_position",
     "committed_positions",
     "load",
+    "start_stream",
     "table_lag",
+    "trigger_kwargs",
 ]

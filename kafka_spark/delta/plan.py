@@ -53,10 +53,9 @@ def starting_spec(starting: str | int) -> OffsetSpec:
     raise ConfigError(f"starting offsets must be 'earliest', 'latest' or epoch milliseconds, got {starting!r}")
 
 
-def plan_batch(cluster: Cluster, previous: SinkCommit | None, others: Sequence[SinkCommit],
-               topics: Sequence[str], pattern: str | None, starting: str | int,
-               max_records: int | None, fail_on_data_loss: bool) -> BatchPlan:
-    """The next batch after `previous`; partitions other sinks of the table own are refused."""
+def selected_partitions(cluster: Cluster, others: Sequence[SinkCommit], topics: Sequence[str],
+                        pattern: str | None) -> list[TopicPartition]:
+    """The partitions a sink reads; those that other sinks of the table own are refused."""
     tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
     if not tps:
         raise ConfigError(f"no topic matches {pattern!r}" if pattern else "no topics to load")
@@ -66,6 +65,14 @@ def plan_batch(cluster: Cluster, previous: SinkCommit | None, others: Sequence[S
             raise ConcurrentWriterError(
                 f"{', '.join(map(str, shared[:5]))} already loaded into this table by sink {other.sink_id!r}; "
                 "one table holds each topic-partition from one sink only (use that sink id, or another table)")
+    return tps
+
+
+def plan_batch(cluster: Cluster, previous: SinkCommit | None, others: Sequence[SinkCommit],
+               topics: Sequence[str], pattern: str | None, starting: str | int,
+               max_records: int | None, fail_on_data_loss: bool) -> BatchPlan:
+    """The next batch after `previous`; partitions other sinks of the table own are refused."""
+    tps = selected_partitions(cluster, others, topics, pattern)
     isolation = cluster.config.isolation_level
     latest = latest_offsets(cluster, tps, isolation)
     earliest = earliest_offsets(cluster, tps)

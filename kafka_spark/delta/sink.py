@@ -146,7 +146,7 @@ def read_plan(spark, options: LoadOptions, plan: BatchPlan):
 _VIEW_LOCK = threading.Lock()
 
 
-def apply_transform(spark, df, transform: str | Transform | None):
+def apply_transform(df, transform: str | Transform | None):
     """Apply a Python callable, a `module:function` path, or a SQL query over the view `kafka`."""
     if transform is None:
         return df
@@ -154,11 +154,13 @@ def apply_transform(spark, df, transform: str | Transform | None):
         return transform(df)
     text = transform.strip()
     if text.lower().startswith(("select", "with")):
-        # spark.sql resolves the view while it analyses the query, so the returned frame keeps
-        # this batch's data even after another load replaces the view.
+        # The view and the query use the frame's own session: a micro-batch's frame lives in the
+        # stream's session, not the one that started the query. spark.sql resolves the view while
+        # it analyses the query, so the result keeps this batch's data after the view is replaced.
+        session = df.sparkSession
         with _VIEW_LOCK:
             df.createOrReplaceTempView("kafka")
-            return spark.sql(text)
+            return session.sql(text)
     return resolve_callable(text)(df)
 
 
@@ -178,23 +180,33 @@ def resolve_callable(path: str) -> Transform:
 
 def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str) -> LoadResult:
     """Write the plan's rows and offsets in one Delta commit; detect a batch someone else committed."""
-    table, sink_id = options.table, options.sink_id
-    commit = SinkCommit(sink_id=sink_id, batch=plan.batch, offsets=plan.committed_offsets(),
+    commit = SinkCommit(sink_id=options.sink_id, batch=plan.batch, offsets=plan.committed_offsets(),
                         start_offsets=dict(plan.start), run_id=run_id, committed_at_ms=now_ms())
-    write_pending(table, commit)
-    df = read_plan(spark, options, plan)
-    out = apply_transform(spark, df, options.transform)
+    write_pending(options.table, commit)
+    result = write_commit(spark, options, read_plan(spark, options, plan), commit, f"batch {plan.batch}")
+    result.lost = dict(plan.lost)
+    return result
+
+
+def write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: str) -> LoadResult:
+    """Append `df` (transformed) with `commit` as Delta `txn` + `userMetadata`, in one Delta commit.
+
+    Shared by batch loads and micro-batches. `write_pending` has recorded `commit` first; afterwards
+    the committed truth is read back from the Delta log and kept beside the table.
+    """
+    table, sink_id = options.table, options.sink_id
+    out = apply_transform(df, options.transform)
     delta_log = DeltaLog(table)
     before = delta_log.latest_version() if delta_log.exists() else -1
     writer = (out.write.format("delta").mode("append")
-              .option("txnAppId", app_id(sink_id)).option("txnVersion", plan.batch)
+              .option("txnAppId", app_id(sink_id)).option("txnVersion", commit.batch)
               .option("userMetadata", commit.to_json()))
     if options.partition_by:
         writer = writer.partitionBy(*options.partition_by)
     _crash_point("before-write")
     try:
         if options.progress:
-            with Progress(spark, f"{sink_id} batch {plan.batch}"):
+            with Progress(spark, f"{sink_id} {label}"):
                 writer.save(table)
         else:
             writer.save(table)
@@ -202,19 +214,19 @@ def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str) -> L
         if _is_conflict(exc):
             raise ConcurrentWriterError(
                 f"another load committed to {table} for sink {sink_id!r} at the same time; this run's batch "
-                f"{plan.batch} was not written. Run one load per sink and table at a time.") from None
+                f"{commit.batch} was not written. Run one load per sink and table at a time.") from None
         raise
     _crash_point("after-commit")
-    version = delta_log.find_txn_commit(app_id(sink_id), plan.batch, after=before)
-    winner = _committed(delta_log, version, sink_id, plan.batch)
-    if winner.run_id != run_id:
+    version = delta_log.find_txn_commit(app_id(sink_id), commit.batch, after=before)
+    winner = _committed(delta_log, version, sink_id, commit.batch)
+    if winner.run_id != commit.run_id:
         raise BatchAlreadyCommittedError(
-            f"batch {plan.batch} of sink {sink_id!r} was already committed to {table} by run {winner.run_id}; "
-            "Delta skipped this run's write, so nothing was written twice", plan.batch, winner.run_id)
+            f"batch {commit.batch} of sink {sink_id!r} was already committed to {table} by run {winner.run_id}; "
+            "Delta skipped this run's write, so nothing was written twice", commit.batch, winner.run_id)
     materialize(table, winner)
-    return LoadResult("committed", sink_id, plan.batch, rows=_output_rows(delta_log, version),
-                      table_version=version, start=dict(plan.start), offsets=winner.offsets,
-                      lost=dict(plan.lost), run_id=run_id)
+    return LoadResult("committed", sink_id, commit.batch, rows=_output_rows(delta_log, version),
+                      table_version=version, start=dict(commit.start_offsets), offsets=winner.offsets,
+                      run_id=commit.run_id)
 
 
 _CONFLICT_MARKERS = ("Concurrent", "CONCURRENT", "ProtocolChanged", "MetadataChanged", "PROTOCOL_CHANGED",

@@ -121,3 +121,15 @@ class OffsetSpec:
 
 EARLIEST_SPEC = OffsetSpec("earliest")
 LATEST_SPEC = OffsetSpec("latest")
+
+
+def scala_set(tps) -> str:
+    """Partitions as Spark prints a Scala set of them (its error parameters use `Set.toString`)."""
+    items = ", ".join(map(str, sorted(tps)))
+    return f"Set({items})" if len(tps) <= 4 else f"HashSet({items})"
+
+
+def scala_map(offsets: Mapping[TopicPartition, int]) -> str:
+    """Offsets as Spark prints a Scala map of them (`Map.toString`)."""
+    items = ", ".join(f"{tp} -> {off}" for tp, off in sorted(offsets.items()))
+    return f"Map({items})" if len(offsets) <= 4 else f"HashMap({items})"

@@ -141,6 +141,18 @@ def _snappy_into(data: Buffer, arena: Arena, limit: int) -> tuple[int, int]:
     return start, arena.size - start
 
 
+# The densest snappy element is a 3-byte copy of 64 bytes.
+_SNAPPY_MAX_RATIO = 22
+
+
+def _check_snappy_size(size: int, compressed: int, limit: int) -> None:
+    if size > limit:
+        raise _too_big("snappy", limit)
+    if size > _SNAPPY_MAX_RATIO * compressed + 64:
+        # A stated size no input of this length can produce: refuse it before reserving room for it.
+        raise DecodeError(f"snappy: stated size {size} is more than {compressed} compressed bytes can hold")
+
+
 def _snappy_raw_into(data: Buffer, arena: Arena, limit: int) -> tuple[int, int]:
     if _cramjam is None:
         if _snappy is None:
@@ -151,8 +163,7 @@ def _snappy_raw_into(data: Buffer, arena: Arena, limit: int) -> tuple[int, int]:
         size = _cramjam.snappy.decompress_raw_len(data)
     except _cramjam.DecompressionError as exc:
         raise DecodeError(f"snappy: {exc}") from None
-    if size > limit:
-        raise _too_big("snappy", limit)
+    _check_snappy_size(size, len(data), limit)
     view = arena.reserve(size)
     try:
         n = _cramjam.snappy.decompress_raw_into(data, view)
@@ -167,8 +178,7 @@ def _snappy_raw_into(data: Buffer, arena: Arena, limit: int) -> tuple[int, int]:
 
 def _snappy_raw_fallback(data: Buffer, limit: int) -> bytes:
     size, _ = decode_uvarint(data, 0, 5)
-    if size > limit:
-        raise _too_big("snappy", limit)
+    _check_snappy_size(size, len(data), limit)
     try:
         return _snappy.decompress(bytes(data))
     except Exception as exc:

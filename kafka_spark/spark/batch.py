@@ -1,12 +1,13 @@
-"""`spark.read.format("pykafka")`: the batch DataSource and its reader."""
+"""`spark.read.format("pykafka")` / `readStream.format("pykafka")`: the DataSource and its batch reader."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 
+from kafka_spark.errors import ConfigError
 from kafka_spark.spark.options import SourceOptions, parse_source_options
 from kafka_spark.spark.partition import KafkaInputPartition
 from kafka_spark.spark.schema import kafka_ddl
@@ -24,10 +25,21 @@ class KafkaDataSource(DataSource):
 
     def schema(self) -> str:
         # Spark calls this at load(): validating here makes bad options fail when the DataFrame is defined.
-        return kafka_ddl(parse_source_options(self.options, "batch").include_headers)
+        return kafka_ddl(parse_source_options(self.options, "any").include_headers)
 
     def reader(self, schema: object) -> DataSourceReader:
         return KafkaBatchReader(parse_source_options(self.options, "batch"))
+
+    def streamReader(self, schema: object) -> DataSourceStreamReader:
+        try:
+            from kafka_spark.spark.stream import KafkaStreamReader
+        except ImportError as exc:  # admission control (ReadLimit, latestOffset(start, limit)) came in 4.2
+            import pyspark
+
+            raise ConfigError(f"readStream.format('pykafka') needs PySpark 4.2 or newer (its Python stream "
+                              f"sources' admission control); this is PySpark {pyspark.__version__} ({exc})") from None
+
+        return KafkaStreamReader(parse_source_options(self.options, "stream"))
 
 
 class KafkaBatchReader(DataSourceReader):

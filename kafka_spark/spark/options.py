@@ -23,7 +23,8 @@ from kafka_spark.offsets.ranges import (
 
 log = logging.getLogger(__name__)
 
-Mode = Literal["batch", "stream"]
+# "any": the checks common to both, for schema(), which Spark calls before it knows the mode.
+Mode = Literal["batch", "stream", "any"]
 
 # Lower-cased option name -> the spelling shown in messages.
 _SOURCE_OPTIONS = {k.lower(): k for k in (
@@ -51,8 +52,10 @@ _UNSUPPORTED_KAFKA = {
     "interceptor.classes": "Kafka option 'interceptor.classes' is not supported",
 }
 
-_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
-_DURATION_MS = {None: 1, "ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000, "d": 86_400_000}
+# Spark's timeStringAsMs: a bare number is milliseconds; microseconds round down.
+_DURATION = re.compile(r"^\s*(\d+)\s*(us|ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
+_DURATION_MS = {None: 1.0, "us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60_000.0, "min": 60_000.0, "h": 3_600_000.0,
+                "d": 86_400_000.0}
 
 
 @dataclass(frozen=True)
@@ -90,12 +93,16 @@ def parse_source_options(options: Mapping[str, str], mode: Mode = "batch") -> So
     _check_kafka_params(kafka, opts)
 
     if mode == "stream":
+        if "commitoffsetstokafka" in opts and "group.id" not in kafka and opts["commitoffsetstokafka"].strip(
+                ).lower() == "true":
+            raise ConfigError("option 'commitOffsetsToKafka' needs 'kafka.group.id': the consumer group to "
+                              "commit each finished micro-batch's offsets to")
         if "endingoffsets" in opts:
             raise ConfigError("ending offset not valid in streaming queries")
-        if "endingoffsetsbytimestamp" in opts or "endingtimestamp" in opts:
+        if "endingoffsetsbytimestamp" in opts:
             raise ConfigError("ending timestamp not valid in streaming queries")
     starting = _offset_spec(opts, "startingtimestamp", "startingoffsetsbytimestamp", "startingoffsets",
-                            EARLIEST_SPEC if mode == "batch" else LATEST_SPEC)
+                            LATEST_SPEC if mode == "stream" else EARLIEST_SPEC)
     ending = _offset_spec(opts, "endingtimestamp", "endingoffsetsbytimestamp", "endingoffsets", LATEST_SPEC)
     if mode == "batch":
         _check_batch_limits(starting, ending)
@@ -127,7 +134,7 @@ def parse_source_options(options: Mapping[str, str], mode: Mode = "batch") -> So
         include_headers=_bool(opts, "includeheaders", False),
         max_offsets_per_trigger=max_off,
         min_offsets_per_trigger=min_off,
-        max_trigger_delay_ms=_duration_ms(opts.get("maxtriggerdelay", "15m"), "maxTriggerDelay"),
+        max_trigger_delay_ms=duration_ms(opts.get("maxtriggerdelay", "15m"), "maxTriggerDelay"),
         group_id_prefix=opts.get("groupidprefix"),
         commit_offsets_to_kafka=_bool(opts, "commitoffsetstokafka", False),
     )
@@ -237,12 +244,14 @@ def _check_same_partitions(starting: OffsetSpec, ending: OffsetSpec) -> None:
             continue
         if set(a) != set(b):
             raise ConfigError(
-                f"startingOffsets and endingOffsets must name the same topic-partitions: "
-                f"{sorted(map(str, set(a) ^ set(b)))} appear in only one of them")
+                f"The specified start {what} and end {what} should have the same topic-partitions. "
+                f"Start {what}: {sorted(map(str, a))}, end {what}: {sorted(map(str, b))} "
+                f"({sorted(map(str, set(a) ^ set(b)))} appear in only one of them)")
         for tp, start in a.items():
             end = b[tp]
             if start >= 0 and end >= 0 and start > end:
-                raise ConfigError(f"starting {what} ({start}) is greater than ending {what} ({end}) for {tp}")
+                raise ConfigError(f"The specified start {what} {start} is greater than the end {what} {end} for "
+                                  f"topic {tp.topic} partition {tp.partition}.")
 
 
 def _bool(opts: Mapping[str, str], name: str, default: bool) -> bool:
@@ -267,10 +276,11 @@ def _positive_int(opts: Mapping[str, str], name: str, message: str | None = None
     return value
 
 
-def _duration_ms(text: str, option: str) -> int:
+def duration_ms(text: str, option: str) -> int:
+    """Milliseconds of a Spark time string (`500ms`, `30s`, `15m`, `1h`; a bare number is ms)."""
     m = _DURATION.match(text)
     if not m:
         raise ConfigError(f"option {option!r}: expected a duration such as '500ms', '30s', '15m' or '1h', "
                           f"got {text!r}")
     unit = m.group(2).lower() if m.group(2) else None
-    return int(m.group(1)) * _DURATION_MS[unit]
+    return int(int(m.group(1)) * _DURATION_MS[unit])

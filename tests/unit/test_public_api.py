@@ -10,11 +10,12 @@ import pytest
 import kafka_spark
 
 PUBLIC = [
-    "AuthenticationError", "BatchAlreadyCommittedError", "BrokerError", "ClientConfig", "ConcurrentWriterError",
+    "AuthenticationError", "BatchAlreadyCommittedError", "BrokerError", "CheckpointMismatchError", "ClientConfig",
+    "ConcurrentWriterError",
     "ConfigError", "CorruptRecordError", "DataLossError", "DecodeError", "KafkaClient", "KafkaConnectionError",
     "KafkaDataSource", "KafkaSparkError", "LoadOptions", "LoadResult", "OffsetRange", "OffsetsMovedBackwardsError",
-    "Producer", "TopicPartition", "__version__", "committed_position", "committed_positions", "decode_to_arrow",
-    "kafka_schema", "load", "register",
+    "Producer", "StreamOptions", "TopicPartition", "__version__", "committed_position", "committed_positions",
+    "decode_to_arrow", "kafka_schema", "load", "offsets_behind_latest", "register", "start_stream",
 ]
 
 

@@ -1,12 +1,18 @@
-"""Fixtures shared by the Delta sink tests."""
+"""Fixtures shared by the Delta sink tests; also makes `delta_support` importable under any import mode."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from kafka_spark.client.producer import Producer
+
+_HERE = str(Path(__file__).parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
 
 
 @pytest.fixture

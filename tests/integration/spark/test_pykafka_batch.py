@@ -83,6 +83,11 @@ def test_subscribe_pattern_and_assign(spark, kafka, codec_topics):
     ours, theirs = read_both(spark, kafka, subscribePattern="pykafka-batch-(gzip|zstd)")
     assert ours.select("topic").distinct().count() == 2
     assert_df_equality(ours, theirs, ignore_row_order=True)
+    # Spark finds the pattern anywhere in the name (a regex search), so an unanchored infix selects topics.
+    ours, theirs = read_both(spark, kafka, subscribePattern="batch-(gzip|zstd)")
+    assert sorted(r[0] for r in ours.select("topic").distinct().collect()) == [
+        codec_topics["gzip"], codec_topics["zstd"]]
+    assert_df_equality(ours, theirs, ignore_row_order=True)
     topic = codec_topics["none"]
     filled = sorted(p for p, n in partition_sizes(spark, kafka, topic).items() if n)
     assign = f'{{"{topic}":[{filled[0]}]}}'
@@ -115,9 +120,19 @@ def test_bad_options_fail_at_load_naming_the_option(spark, kafka):
     with pytest.raises(Exception, match="did you mean 'startingOffsets'"):
         spark.read.format("pykafka").option("kafka.bootstrap.servers", kafka.bootstrap) \
             .option("subscribe", "t").option("startingOffset", "earliest").load()
+    # Spark asks a Python source for its schema the same way for read and readStream, so the checks that
+    # depend on the mode run when the query is planned: the first action of a batch read.
+    df = spark.read.format("pykafka").option("kafka.bootstrap.servers", kafka.bootstrap) \
+        .option("subscribe", "t").option("startingOffsets", "latest").load()
     with pytest.raises(Exception, match="starting offset can't be latest for batch queries"):
-        spark.read.format("pykafka").option("kafka.bootstrap.servers", kafka.bootstrap) \
-            .option("subscribe", "t").option("startingOffsets", "latest").load()
+        df.count()
+    query = spark.readStream.format("pykafka").option("kafka.bootstrap.servers", kafka.bootstrap) \
+        .option("subscribe", "t").option("endingOffsets", "latest").load().writeStream.format("noop").start()
+    try:
+        with pytest.raises(Exception, match="ending offset not valid in streaming queries"):
+            query.awaitTermination(120)
+    finally:
+        query.stop()
 
 
 def test_registration_module_imports_without_optional_extras():

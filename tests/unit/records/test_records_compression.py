@@ -127,3 +127,16 @@ def test_java_style_compressed_batches_decode() -> None:
     buf = encode_batch([(None, b"payload %d" % i, (), 1) for i in range(100)], compression="zstd")
     assert zstandard.get_frame_parameters(buf[61:]).content_size == zstandard.CONTENTSIZE_UNKNOWN
     assert [r.value for r in iter_records(buf)] == [b"payload %d" % i for i in range(100)]
+
+
+def test_snappy_stated_size_beyond_what_the_input_can_hold() -> None:
+    # The densest snappy input (runs of one byte) expands about 21-fold; a block claiming more is
+    # refused before room for it is reserved, both raw and inside xerial framing.
+    dense = compress(Compression.SNAPPY, bytes(1_000_000), magic=2)
+    assert len(decompress(Compression.SNAPPY, dense)) == 1_000_000
+    raw = b"\xff\xff\xff\x7f" + b"\x00" * 40  # varint 268435455, then 40 bytes
+    with pytest.raises(DecodeError, match="stated size 268435455 is more than 44 compressed bytes can hold"):
+        decompress(Compression.SNAPPY, raw, limit=1 << 30)
+    framed = XERIAL_HEADER + struct.pack(">i", len(raw)) + raw
+    with pytest.raises(DecodeError, match="stated size"):
+        decompress(Compression.SNAPPY, framed, limit=1 << 30)

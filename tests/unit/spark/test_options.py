@@ -41,7 +41,8 @@ def test_option_names_are_case_insensitive():
     ({"subscribe": "a", "startingOffsets": '{"a":{"0":-1}}'}, "startingOffsets for a-0 can't be latest"),
     ({"subscribe": "a", "endingOffsets": '{"a":{"0":-2}}'}, "ending offset for a-0 can't be earliest"),
     ({"subscribe": "a", "startingOffsets": '{"a":{"0":5}}', "endingOffsets": '{"a":{"1":9}}'}, "same topic-partitions"),
-    ({"subscribe": "a", "startingOffsets": '{"a":{"0":9}}', "endingOffsets": '{"a":{"0":5}}'}, "greater than ending"),
+    ({"subscribe": "a", "startingOffsets": '{"a":{"0":9}}', "endingOffsets": '{"a":{"0":5}}'},
+     "start offset 9 is greater than the end offset 5 for topic a partition 0"),
     ({"subscribe": "a", "startingTimestamp": "yesterday"}, "Expected a single long value"),
     ({"subscribe": "a", "minPartitions": "0"}, "minPartitions must be positive"),
     ({"subscribe": "a", "maxRecordsPerPartition": "-3"}, "maxRecordsPerPartition must be positive"),
@@ -69,7 +70,25 @@ def test_streaming_rejects_ending_offsets():
     with pytest.raises(ConfigError, match="ending offset not valid in streaming queries"):
         parse("stream", subscribe="a", endingOffsets="latest")
     with pytest.raises(ConfigError, match="ending timestamp not valid in streaming queries"):
-        parse("stream", subscribe="a", endingTimestamp="5")
+        parse("stream", subscribe="a", endingOffsetsByTimestamp='{"a":{"0":5}}')
+    # Spark's stream validation does not look at endingTimestamp: it is accepted and has no effect.
+    assert parse("stream", subscribe="a", endingTimestamp="5").starting.kind == "latest"
+
+
+def test_stream_defaults_to_latest_and_schema_checks_accept_both_modes():
+    assert parse("stream", subscribe="a").starting.kind == "latest"
+    assert parse("batch", subscribe="a").starting.kind == "earliest"
+    # schema() cannot know the mode: 'latest' must pass there, and fail only for a batch reader.
+    assert parse("any", subscribe="a", startingOffsets="latest").starting.kind == "latest"
+    with pytest.raises(ConfigError, match="can't be latest for batch"):
+        parse("batch", subscribe="a", startingOffsets="latest")
+
+
+def test_commit_offsets_to_kafka_needs_a_group():
+    with pytest.raises(ConfigError, match=r"kafka\.group\.id"):
+        parse("stream", subscribe="a", commitOffsetsToKafka="true")
+    assert parse("stream", subscribe="a", commitOffsetsToKafka="true", **{"kafka.group.id": "g"}
+                 ).commit_offsets_to_kafka
 
 
 def test_timestamp_preference_order_is_sparks():
@@ -89,3 +108,9 @@ def test_assign_and_kafka_params_pass_through():
 def test_trigger_options_parse():
     o = parse("stream", subscribe="a", maxOffsetsPerTrigger="100", minOffsetsPerTrigger="10", maxTriggerDelay="30s")
     assert (o.max_offsets_per_trigger, o.min_offsets_per_trigger, o.max_trigger_delay_ms) == (100, 10, 30_000)
+
+
+@pytest.mark.parametrize(("text", "ms"), [("1111", 1111), ("30s", 30_000), ("15m", 900_000), ("2min", 120_000),
+                                          ("1h", 3_600_000), ("1d", 86_400_000), ("1500us", 1), (" 10 ms ", 10)])
+def test_max_trigger_delay_reads_like_sparks_time_strings(text, ms):
+    assert parse("stream", subscribe="a", minOffsetsPerTrigger="1", maxTriggerDelay=text).max_trigger_delay_ms == ms

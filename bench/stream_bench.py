@@ -1,0 +1,293 @@
+"""Streams side by side: readStream.format("pykafka") against Spark's format("kafka"), on one broker.
+
+    .venv/bin/python bench/stream_bench.py               # 1,000,000 records per case, 3 runs
+    .venv/bin/python bench/stream_bench.py --quick       # 100,000 records, 1 run, shorter latency test
+
+1. AvailableNow throughput: each case's topic (8 partitions, 100 B and 1 KB values) is read to the end
+   in micro-batches of --max-offsets-per-trigger, into the noop sink and into Delta (ours: start_stream,
+   offsets in each commit; Spark's: writeStream.format("delta")), a fresh checkpoint and table each run,
+   ours and Spark's alternating. Timed from start() to the query's end.
+2. End-to-end latency into Delta: a producer writes --rate records/s stamped with the wall clock for
+   --seconds; each row's latency is its Delta commit's time minus its Kafka timestamp (p50/p95/max), for
+   start_stream and for Spark's source writing Delta plainly, both with Spark's default trigger (the next
+   micro-batch as soon as the last one ends).
+3. Driver cost per trigger on a topic with 1,000 partitions: the reader's latestOffset + partitions
+   calls (what Spark runs on the driver for every micro-batch), median of --triggers calls.
+
+Writes bench/results/stream-<stamp>.json and .md (and stream-latest.*).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.cases import Case, Dataset, produce
+
+SPARK_CONF = {"spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2"}
+CASES = ((100, "none", 8), (1000, "none", 8))
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def run_query(spark, fmt: str, sink: str, topic: str, bootstrap: str, limit: int, work: Path) -> tuple[float, int]:
+    """One AvailableNow run to the end of `topic`; (seconds, rows)."""
+    work.mkdir(parents=True, exist_ok=True)
+    checkpoint, table = work / "checkpoint", work / "table"
+    started = time.perf_counter()
+    if sink == "delta" and fmt == "pykafka":
+        from kafka_spark.delta import StreamOptions, start_stream
+
+        rows: list[int] = []
+        query = start_stream(spark, StreamOptions(
+            table=str(table), kafka={"bootstrap.servers": bootstrap}, topics=[topic], checkpoint=str(checkpoint),
+            trigger="available-now", max_offsets_per_trigger=limit,
+            on_commit=lambda _b, r: rows.append(r.rows)))
+        query.awaitTermination()
+        seconds = time.perf_counter() - started
+        return seconds, sum(rows)
+    df = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+          .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", str(limit)).load())
+    writer = df.writeStream.format(sink).option("checkpointLocation", str(checkpoint)).trigger(availableNow=True)
+    query = writer.start(str(table)) if sink == "delta" else writer.start()
+    query.awaitTermination()
+    seconds = time.perf_counter() - started
+    if query.exception() is not None:
+        raise RuntimeError(str(query.exception()))
+    return seconds, sum(p.numInputRows for p in query.recentProgress)
+
+
+def throughput(spark, datasets: list[Dataset], bootstrap: str, runs: int, limit: int) -> list[dict[str, Any]]:
+    out = []
+    for data in datasets:
+        for sink in ("noop", "delta"):
+            times: dict[str, list[float]] = {"pykafka": [], "kafka": []}
+            for i in range(runs):
+                for fmt in ("pykafka", "kafka") if i % 2 == 0 else ("kafka", "pykafka"):
+                    work = Path(tempfile.mkdtemp(prefix="stream-bench-"))
+                    try:
+                        seconds, rows = run_query(spark, fmt, sink, data.case.topic, bootstrap, limit, work)
+                    finally:
+                        shutil.rmtree(work, ignore_errors=True)
+                    if rows != data.records:
+                        raise RuntimeError(f"{fmt}->{sink} read {rows} rows of {data.case.topic}, "
+                                           f"expected {data.records}")
+                    times[fmt].append(seconds)
+                    log(f"  {data.case.name} {fmt}->{sink} run {i + 1}/{runs}: {seconds:.2f} s")
+            ours, theirs = statistics.median(times["pykafka"]), statistics.median(times["kafka"])
+            out.append({"case": data.case.name, "records": data.records, "sink": sink, "limit": limit,
+                        "pykafka_s": ours, "kafka_s": theirs, "ratio": theirs / ours, "runs": times})
+    return out
+
+
+class Feed(threading.Thread):
+    """Produces `rate` records a second for `seconds`, each stamped with the wall clock."""
+
+    def __init__(self, bootstrap: str, topic: str, rate: int, seconds: float) -> None:
+        super().__init__(daemon=True)
+        self.bootstrap, self.topic, self.rate, self.seconds = bootstrap, topic, rate, seconds
+        self.sent = 0
+
+    def run(self) -> None:
+        from kafka_spark.client import Producer
+
+        tick = 0.05
+        with Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5}) as producer:
+            began = time.monotonic()
+            while time.monotonic() - began < self.seconds:
+                due = int((time.monotonic() - began) * self.rate)
+                while self.sent < due:
+                    producer.send(self.topic, b"x" * 100, timestamp_ms=int(time.time() * 1000))
+                    self.sent += 1
+                time.sleep(tick)
+            producer.flush()
+
+
+def latency(spark, node, rate: int, seconds: float) -> list[dict[str, Any]]:
+    """Per-row Delta commit time minus Kafka timestamp, for both sources writing Delta, default trigger."""
+    from kafka_spark.delta import StreamOptions, start_stream
+
+    out = []
+    for fmt in ("pykafka", "kafka"):
+        topic = f"latency-{fmt}-{int(time.time())}"
+        node.tools.create_topic(topic, partitions=4)
+        work = Path(tempfile.mkdtemp(prefix="stream-latency-"))
+        table = str(work / "table")
+        try:
+            if fmt == "pykafka":
+                query = start_stream(spark, StreamOptions(
+                    table=table, kafka={"bootstrap.servers": node.bootstrap}, topics=[topic],
+                    checkpoint=str(work / "checkpoint"), trigger="0s", starting="earliest"))
+            else:
+                query = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", node.bootstrap)
+                         .option("subscribe", topic).option("startingOffsets", "earliest").load()
+                         .writeStream.format("delta").option("checkpointLocation", str(work / "checkpoint"))
+                         .start(table))
+            feed = Feed(node.bootstrap, topic, rate, seconds)
+            feed.start()
+            feed.join()
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and _rows(spark, table) < feed.sent:
+                time.sleep(0.5)
+            query.stop()
+            lat = _latencies(spark, table)
+            if len(lat) != feed.sent:
+                raise RuntimeError(f"{fmt}: {len(lat)} rows in the table, {feed.sent} produced")
+            q = statistics.quantiles(lat, n=100)
+            out.append({"source": fmt, "rate": rate, "seconds": seconds, "records": len(lat),
+                        "p50_ms": q[49], "p95_ms": q[94], "max_ms": max(lat)})
+            log(f"  latency {fmt}: p50 {q[49]:.0f} ms, p95 {q[94]:.0f} ms over {len(lat):,} records")
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def _rows(spark, table: str) -> int:
+    try:
+        return spark.read.format("delta").load(table).count()
+    except Exception:
+        return 0
+
+
+def _latencies(spark, table: str) -> list[float]:
+    """Each row's commit time (the Delta version holding it) minus its Kafka timestamp, in ms."""
+    from delta.tables import DeltaTable
+
+    history = {r["version"]: r["timestamp"].timestamp() * 1000
+               for r in DeltaTable.forPath(spark, table).history().select("version", "timestamp").collect()}
+    rows = (spark.read.format("delta").load(table)
+            .selectExpr("_metadata.file_path AS f", "CAST(unix_millis(timestamp) AS DOUBLE) AS ts").collect())
+    file_version = _file_versions(table)
+    return [history[file_version[Path(r["f"]).name]] - r["ts"] for r in rows]
+
+
+def _file_versions(table: str) -> dict[str, int]:
+    """Data file name -> the Delta version that added it, from the commit files."""
+    out = {}
+    for commit in sorted(Path(table, "_delta_log").glob("*.json")):
+        for line in commit.read_text().splitlines():
+            action = json.loads(line)
+            if "add" in action:
+                out[Path(action["add"]["path"]).name] = int(commit.stem)
+    return out
+
+
+def trigger_cost(node, partitions: int, triggers: int) -> dict[str, Any]:
+    """Median driver time of one trigger's planning (latestOffset + partitions) on `partitions` partitions."""
+    from kafka_spark.spark.options import parse_source_options
+    from kafka_spark.spark.stream import KafkaStreamReader
+
+    topic = f"wide-{partitions}-{int(time.time())}"
+    node.tools.create_topic(topic, partitions=partitions)
+    node.tools.produce_perf(topic, partitions * 10, 100)
+    reader = KafkaStreamReader(parse_source_options({
+        "kafka.bootstrap.servers": node.bootstrap, "subscribe": topic, "startingOffsets": "earliest",
+        "maxOffsetsPerTrigger": str(partitions * 2)}, "stream"))
+    start = reader.initialOffset()
+    limit = reader.getDefaultReadLimit()
+    times = []
+    try:
+        for _ in range(triggers):
+            began = time.perf_counter()
+            end = reader.latestOffset(start, limit)
+            reader.partitions(start, end)
+            times.append(time.perf_counter() - began)
+            start = end
+    finally:
+        reader.stop()
+    result = {"partitions": partitions, "triggers": triggers, "median_ms": statistics.median(times) * 1000,
+              "max_ms": max(times) * 1000}
+    log(f"  trigger planning on {partitions} partitions: median {result['median_ms']:.1f} ms")
+    return result
+
+
+def markdown(result: dict[str, Any]) -> str:
+    lines = [f"# Streams ({result['meta']['when']}, {result['meta']['machine']})", "",
+             f"`{result['meta']['command']}`", "",
+             "| case | sink | offsets/trigger | pykafka s | kafka s | × kafka |", "|---|---|---:|---:|---:|---:|"]
+    for r in result["throughput"]:
+        lines.append(f"| {r['case']} ({r['records']:,}) | {r['sink']} | {r['limit']:,} | {r['pykafka_s']:.2f} | "
+                     f"{r['kafka_s']:.2f} | {r['ratio']:.2f} |")
+    lines += ["", "| latency into Delta, default trigger | rate | p50 ms | p95 ms | max ms |",
+              "|---|---:|---:|---:|---:|"]
+    for r in result["latency"]:
+        lines.append(f"| {r['source']} | {r['rate']}/s | {r['p50_ms']:.0f} | {r['p95_ms']:.0f} | {r['max_ms']:.0f} |")
+    cost = result["trigger_cost"]
+    lines += ["", f"Driver planning per trigger on {cost['partitions']:,} partitions: median "
+              f"{cost['median_ms']:.1f} ms, max {cost['max_ms']:.1f} ms ({cost['triggers']} triggers)."]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100,000 records, 1 run, 10 s latency test")
+    parser.add_argument("--records", type=int, help="records per case (default 1,000,000; quick 100,000)")
+    parser.add_argument("--runs", type=int, help="runs per workload (default 3; quick 1)")
+    parser.add_argument("--max-offsets-per-trigger", type=int, default=250_000)
+    parser.add_argument("--rate", type=int, default=1000, help="records/s for the latency test")
+    parser.add_argument("--seconds", type=float, help="latency test length (default 30; quick 10)")
+    parser.add_argument("--partitions", type=int, default=1000, help="partitions for the trigger-cost test")
+    parser.add_argument("--triggers", type=int, default=20)
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    args = parser.parse_args(argv)
+    records = args.records or (100_000 if args.quick else 1_000_000)
+    runs = args.runs or (1 if args.quick else 3)
+    seconds = args.seconds or (10.0 if args.quick else 30.0)
+
+    import os
+    import platform
+
+    from kafka_spark.local import start_kafka
+    from kafka_spark.local.spark import local_spark
+
+    result: dict[str, Any] = {"meta": {
+        "command": " ".join([".venv/bin/python bench/stream_bench.py", *(argv if argv is not None else sys.argv[1:])]),
+        "when": time.strftime("%Y-%m-%d %H:%M"), "records": records, "runs": runs,
+        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs"}}
+    log("starting Kafka")
+    node = start_kafka(secure=False, heap="1g")
+    spark = None
+    try:
+        datasets = [produce(node, Case(size, codec, parts, records)) for size, codec, parts in CASES]
+        warm = produce(node, Case(100, "none", 2, 20_000))
+        log("starting Spark")
+        spark = local_spark("kafka-spark-stream-bench", extra=SPARK_CONF)
+        for fmt in ("pykafka", "kafka"):
+            for sink in ("noop", "delta"):
+                work = Path(tempfile.mkdtemp(prefix="stream-warm-"))
+                run_query(spark, fmt, sink, warm.case.topic, node.bootstrap, 10_000, work)
+                shutil.rmtree(work, ignore_errors=True)
+        log("throughput (AvailableNow)")
+        result["throughput"] = throughput(spark, datasets, node.bootstrap, runs, args.max_offsets_per_trigger)
+        log("latency into Delta")
+        result["latency"] = latency(spark, node, args.rate, seconds)
+        log("driver cost per trigger")
+        result["trigger_cost"] = trigger_cost(node, args.partitions, args.triggers)
+    finally:
+        if spark is not None:
+            spark.stop()
+        node.stop()
+    args.out.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    text = markdown(result)
+    for name in (f"stream-{stamp}", "stream-latest"):
+        (args.out / f"{name}.json").write_text(json.dumps(result, indent=1, default=str))
+        (args.out / f"{name}.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

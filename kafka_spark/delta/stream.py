@@ -1,0 +1,184 @@
+"""Kafka -> Delta streams: each micro-batch's rows and end offsets in one Delta commit.
+
+A Structured Streaming query reads `readStream.format("pykafka")` and writes every micro-batch with
+`foreachBatch` through the same commit protocol as the batch load (`txnAppId` = the sink, `txnVersion`
+= the sink's own batch number, `userMetadata` and kept offsets = the position). So:
+
+- the batch number is read back from the table, never Spark's batchId: a lost checkpoint restarts
+  batchId at 0, and Delta would skip every write as "already committed";
+- a micro-batch Spark replays after a crash between the Delta commit and its own commit log ends at
+  the table's committed offsets: it is recognised and not written again;
+- a query whose checkpoint is gone starts from the table's committed offsets (passed as
+  `startingOffsets`, which Spark uses only when the checkpoint has none), so nothing is lost or
+  read twice; batch loads and streams of the same sink continue each other.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.groups import GroupAdmin
+from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.delta.errors import SinkError
+from kafka_spark.delta.offset_log import batch_end_offsets
+from kafka_spark.delta.plan import selected_partitions, starting_spec
+from kafka_spark.delta.position import (
+    SinkCommit,
+    check_sink_id,
+    committed_position,
+    committed_positions,
+    now_ms,
+    write_pending,
+)
+from kafka_spark.delta.sink import LoadOptions, LoadResult, check_local_table, write_commit
+from kafka_spark.errors import ConfigError
+from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
+from kafka_spark.spark.options import duration_ms
+
+log = logging.getLogger(__name__)
+
+Offsets = Mapping[TopicPartition, int]
+
+
+class CheckpointMismatchError(SinkError):
+    """The query's checkpoint and the table disagree on where the sink's stream stands."""
+
+
+@dataclass
+class StreamOptions(LoadOptions):
+    """A Kafka -> Delta stream: `LoadOptions` plus the query's checkpoint, trigger and per-trigger limits.
+
+    `trigger` is `available-now`, `once`, or a processing-time interval (`10s`, `500ms`, `1m`).
+    `checkpoint` defaults to `<table>/_kafka_spark/checkpoints/<sink id>` (VACUUM leaves `_` paths alone).
+    `on_commit(batch_id, result)` is called on the driver after each micro-batch's Delta commit.
+    """
+
+    checkpoint: str | None = None
+    trigger: str = "available-now"
+    max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay: str | None = None
+    source_options: dict[str, str] = field(default_factory=dict)
+    on_commit: Callable[[int, LoadResult], None] | None = None
+
+    @property
+    def checkpoint_location(self) -> str:
+        return self.checkpoint or f"{self.table.rstrip('/')}/_kafka_spark/checkpoints/{self.sink_id}"
+
+
+def trigger_kwargs(trigger: str) -> dict[str, Any]:
+    """`DataStreamWriter.trigger` arguments for `available-now`, `once` or an interval such as `10s`."""
+    text = trigger.strip().lower().replace("_", "-")
+    if text in ("available-now", "availablenow"):
+        return {"availableNow": True}
+    if text == "once":
+        return {"once": True}
+    try:
+        ms = duration_ms(text, "trigger")
+    except ConfigError:
+        raise ConfigError(f"trigger {trigger!r}: expected 'available-now', 'once' or an interval such as "
+                          "'10s', '500ms' or '1m'") from None
+    return {"processingTime": f"{ms} milliseconds"}
+
+
+def starting_option(cluster: Cluster, options: StreamOptions) -> tuple[str, str]:
+    """The source option that places the query: the table's position, or the user's start for a new sink."""
+    positions = committed_positions(options.table)
+    previous = positions.pop(options.sink_id, None)
+    tps = selected_partitions(cluster, list(positions.values()), options.topics, options.pattern)
+    if previous is None:
+        spec = starting_spec(options.starting)
+        if spec.kind == "timestamp":
+            return "startingTimestamp", str(spec.timestamp)
+        return "startingOffsets", spec.kind
+    # Spark needs every selected partition named; those new to the table start at their beginning.
+    return "startingOffsets", offsets_to_json({tp: previous.offsets.get(tp, EARLIEST) for tp in tps})
+
+
+def start_stream(spark, options: StreamOptions):
+    """Start the query (a `StreamingQuery`); every micro-batch is one Delta commit of rows and offsets."""
+    check_sink_id(options.sink_id)
+    check_local_table(options.table)
+    reader = spark.readStream.format("pykafka")
+    for k, v in options.kafka.items():
+        reader = reader.option(f"kafka.{k}", v)
+    with Cluster(options.kafka) as cluster:
+        reader = reader.option(*starting_option(cluster, options))
+    if options.pattern:
+        reader = reader.option("subscribePattern", options.pattern)
+    else:
+        reader = reader.option("subscribe", ",".join(options.topics))
+    limits = {"maxOffsetsPerTrigger": options.max_offsets_per_trigger,
+              "minOffsetsPerTrigger": options.min_offsets_per_trigger,
+              "maxTriggerDelay": options.max_trigger_delay}
+    for name, value in limits.items():
+        if value is not None:
+            reader = reader.option(name, str(value))
+    for k, v in options.source_options.items():
+        reader = reader.option(k, v)
+    df = (reader.option("failOnDataLoss", str(options.fail_on_data_loss).lower())
+          .option("includeHeaders", str(options.include_headers).lower()).load())
+    writer = MicroBatchWriter(spark, options)
+    return (df.writeStream.foreachBatch(writer).option("checkpointLocation", options.checkpoint_location)
+            .queryName(f"kafka-spark-{options.sink_id}").trigger(**trigger_kwargs(options.trigger)).start())
+
+
+class MicroBatchWriter:
+    """The `foreachBatch` function: one Delta commit per micro-batch, replays recognised and skipped."""
+
+    def __init__(self, spark, options: StreamOptions) -> None:
+        self.spark = spark
+        self.options = options
+        self.results: list[LoadResult] = []
+
+    def __call__(self, df, batch_id: int) -> None:
+        started = time.monotonic()
+        options, checkpoint = self.options, self.options.checkpoint_location
+        end = batch_end_offsets(self.spark, checkpoint, batch_id)
+        if end is None:
+            raise SinkError(f"{checkpoint}: micro-batch {batch_id} has no offset log entry")
+        start = batch_end_offsets(self.spark, checkpoint, batch_id - 1) if batch_id > 0 else None
+        previous = committed_position(options.table, options.sink_id)
+        if previous is not None:
+            if all(previous.offsets.get(tp) == off for tp, off in end.items()):
+                log.warning("micro-batch %d of the query ends at the offsets the table already holds (batch %d "
+                            "of sink %r): a replay after a crash; not written again", batch_id, previous.batch,
+                            options.sink_id)
+                return
+            self._check_continuity(previous, start, end, batch_id)
+        batch = previous.batch + 1 if previous else 0
+        carried = {tp: off for tp, off in (previous.offsets if previous else {}).items() if tp not in end}
+        commit = SinkCommit(sink_id=options.sink_id, batch=batch, offsets={**carried, **end},
+                            start_offsets=dict(start if start is not None else previous.offsets if previous else {}),
+                            run_id=f"{uuid.uuid4().hex[:8]}-q{batch_id}", committed_at_ms=now_ms())
+        write_pending(options.table, commit)
+        result = write_commit(self.spark, options, df, commit, f"micro-batch {batch_id}")
+        result.seconds = time.monotonic() - started
+        if options.publish_group:
+            with Cluster(options.kafka) as cluster:
+                GroupAdmin(cluster).commit(options.publish_group, result.offsets)
+        self.results.append(result)
+        if options.on_commit is not None:
+            options.on_commit(batch_id, result)
+        log.info("micro-batch %d: committed batch %d of sink %r (Delta version %s, %d rows)", batch_id, batch,
+                 options.sink_id, result.table_version, result.rows)
+
+    def _check_continuity(self, previous: SinkCommit, start: Offsets | None, end: Offsets, batch_id: int) -> None:
+        # A batch must begin where the table's position ends, or rows would be lost or written twice.
+        if start is None:
+            return  # batch 0 of this checkpoint began at the table's offsets (start_stream passed them)
+        moved = {tp: (previous.offsets[tp], off) for tp, off in start.items()
+                 if tp in previous.offsets and previous.offsets[tp] != off}
+        if moved:
+            detail = ", ".join(f"{tp}: table {a}, checkpoint {b}" for tp, (a, b) in sorted(moved.items())[:5])
+            raise CheckpointMismatchError(
+                f"micro-batch {batch_id} of {self.options.checkpoint_location} starts elsewhere than the table "
+                f"{self.options.table} for sink {self.options.sink_id!r} ({detail}); the checkpoint belongs to "
+                "another table or sink, or another writer moved the sink. Delete the checkpoint to resume from "
+                "the table.")

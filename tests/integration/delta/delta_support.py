@@ -1,0 +1,183 @@
+"""Helpers of the Delta tests: running the jobs as users do (./spark-submit.sh), reading what they wrote,
+and the crash tests' feeders and killable drivers."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from kafka_spark.client import KafkaClient, Producer
+from kafka_spark.delta.sink import CRASH_ENV
+from kafka_spark.local.jars import jar_dir
+
+REPO = Path(__file__).resolve().parents[3]
+JOBS = REPO / "jobs"
+
+
+def run_job(job: Path, *args: str, env: dict[str, str] | None = None,
+            timeout: float = 400) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(REPO / "spark-submit.sh"), str(job), *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def summary(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    """The --json summary; spark-submit merges the driver's stderr into stdout, so it is the last JSON line."""
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    lines = json_lines(proc.stdout)
+    assert lines, proc.stdout[-3000:]
+    return lines[-1]
+
+
+def json_lines(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+
+
+def produce(bootstrap: str, topic: str, count: int, start: int = 0) -> None:
+    with Producer({"bootstrap.servers": bootstrap, "linger.ms": 10}) as producer:
+        futures = [producer.send(topic, f'{{"n":{n}}}'.encode(), key=f"k{n % 17}".encode())
+                   for n in range(start, start + count)]
+        producer.flush()
+        for future in futures:
+            future.get()
+
+
+def latest(bootstrap: str, topic: str) -> dict[str, dict[str, int]]:
+    with KafkaClient({"bootstrap.servers": bootstrap}) as client:
+        offsets = client.latest_offsets(client.partitions(topic))
+    return {topic: {str(tp.partition): off for tp, off in sorted(offsets.items())}}
+
+
+def table_rows(table: Path) -> list[dict[str, Any]]:
+    from deltalake import DeltaTable
+
+    return DeltaTable(str(table)).to_pyarrow_table().to_pylist()
+
+
+def job_module(path: Path) -> Any:
+    """A job file imported as a module (jobs/ on the path, as spark-submit runs it)."""
+    if str(JOBS) not in sys.path:
+        sys.path.insert(0, str(JOBS))
+    name = f"job_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    job = importlib.util.module_from_spec(spec)
+    sys.modules[name] = job  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(job)
+    return job
+
+
+def embedded_env(tmp_path: Path) -> dict[str, str]:
+    """An environment whose local broker (`kafka-spark local`) lives under tmp_path; the jars are shared."""
+    cache = tmp_path / "cache"
+    (cache / "jars").mkdir(parents=True)
+    for name in ("kafka4", "kafka39", "spark"):
+        (cache / "jars" / name).symlink_to(jar_dir(name))
+    return {**os.environ, "KAFKA_SPARK_CACHE": str(cache)}
+
+
+def stop_local_broker(env: dict[str, str]) -> None:
+    subprocess.run([sys.executable, "-m", "kafka_spark.cli.main", "local", "stop"], env=env,
+                   capture_output=True, text=True, timeout=120, check=False)
+
+
+# ---- crash tests -----------------------------------------------------------------------------------------
+
+
+def produce_numbered(producer: Producer, topic: str, n: int, start: int = 0) -> None:
+    """Records `{"n": start}` .. `{"n": start + n - 1}`, keyed so they spread over the partitions."""
+    for i in range(start, start + n):
+        producer.send(topic, f'{{"n":{i}}}'.encode(), key=str(i % 7).encode())
+    producer.flush()
+
+
+@contextlib.contextmanager
+def keep_producing(producer: Producer, topic: str, start: int, step: int) -> Iterator[None]:
+    """Numbered records, `step` every 0.2 s from `start`, for as long as the block runs."""
+    stop = threading.Event()
+
+    def feed() -> None:
+        n = start
+        while not stop.is_set():
+            produce_numbered(producer, topic, step, start=n)
+            n += step
+            time.sleep(0.2)
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        feeder.join()
+
+
+def run_killable(script: Path, *args: str, crash_at: str | None = None, kill_after: float | None = None,
+                 ready: str | None = None) -> tuple[int, str]:
+    """Run a driver script; with `kill_after`, SIGKILL it and its JVM that many seconds after it starts
+    (or after it prints a line beginning with `ready`): exit code -9. Returns (exit code, stdout).
+    `crash_at` makes the sink kill itself at that point of the commit protocol."""
+    env = {**os.environ}
+    if crash_at:
+        env[CRASH_ENV] = crash_at
+    proc = subprocess.Popen([sys.executable, str(script), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=env, start_new_session=True)
+    lines: list[str] = []
+    is_ready = threading.Event()
+
+    def follow() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if ready is not None and line.startswith(ready):
+                is_ready.set()
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    try:
+        if kill_after is not None and ready is not None:
+            deadline = time.monotonic() + 300
+            while not is_ready.wait(0.2) and proc.poll() is None and time.monotonic() < deadline:
+                pass
+        proc.wait(timeout=kill_after or 300)
+    except subprocess.TimeoutExpired:
+        # The driver and its JVM die together, as on a lost machine.
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        reader.join(10)
+        return -9, "".join(lines)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    reader.join(10)
+    return proc.returncode, "".join(lines)
+
+
+# ---- the jobs' example configuration files ---------------------------------------------------------------
+
+
+def check_example_config(job: Any, name: str, default: Any) -> None:
+    """conf/<name> shows every key of the job, commented out, each example accepted; as shipped it sets
+    nothing (so it runs the demo)."""
+    import tomllib
+
+    path = REPO / "conf" / name
+    examples = dict(re.findall(r"^# ([a-z-]+) = (.*)$", path.read_text(), flags=re.M))
+    assert set(examples) == set(job.FILE_KEYS)
+    flags = {a.option_strings[0].removeprefix("--") for a in job.build_parser()._actions if a.option_strings}
+    assert set(job.FILE_KEYS) <= flags
+    for key, value in examples.items():
+        if value != '"""':
+            _, parse = job.FILE_KEYS[key]
+            parse(tomllib.loads(f"{key} = {value}")[key], key)
+    assert job.read_config(["--config", str(path)])[0] == default

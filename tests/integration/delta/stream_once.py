@@ -1,0 +1,36 @@
+"""One run of a Kafka -> Delta stream in a fresh process: the unit a crash test kills and restarts.
+
+    stream_once.py BOOTSTRAP TOPIC TABLE available-now|<interval> [SECONDS [MAX_OFFSETS_PER_TRIGGER]]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+from kafka_spark.delta import StreamOptions, start_stream
+from kafka_spark.local.spark import local_spark
+
+
+def main() -> None:
+    bootstrap, topic, table, trigger = sys.argv[1:5]
+    seconds = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
+    limit = int(sys.argv[6]) if len(sys.argv) > 6 else 400
+    spark = local_spark("kafka-spark-stream-crash-test")
+    options = StreamOptions(table=table, kafka={"bootstrap.servers": bootstrap}, topics=[topic], sink_id="crash-test",
+                            starting="earliest", trigger=trigger, max_offsets_per_trigger=limit)
+    query = start_stream(spark, options)
+    print("started", flush=True)  # a crash test's kills are timed from here
+    if trigger == "available-now":
+        query.awaitTermination()
+    else:
+        query.awaitTermination(seconds)
+        query.stop()
+    print(json.dumps({"batches": len(query.recentProgress)}), flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
+    time.sleep(0)

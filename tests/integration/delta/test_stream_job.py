@@ -1,0 +1,138 @@
+"""jobs/stream_to_delta.py as users run it: AvailableNow runs that resume from the table, a clean stop on
+SIGTERM while live records keep arriving (the embedded demo), and one-line errors for bad settings."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from delta_support import (
+    JOBS,
+    REPO,
+    check_example_config,
+    embedded_env,
+    job_module,
+    json_lines,
+    latest,
+    produce,
+    run_job,
+    stop_local_broker,
+    summary,
+    table_rows,
+)
+
+JOB = JOBS / "stream_to_delta.py"
+
+
+def test_available_now_runs_resume_from_the_table_without_their_checkpoint(kafka, topic_name: str,
+                                                                                tmp_path: Path):
+    kafka.tools.create_topic(topic_name, partitions=3)
+    produce(kafka.bootstrap, topic_name, 900)
+    table = tmp_path / "events"
+    args = ("-b", kafka.bootstrap, "--topics", topic_name, "--table", str(table), "--trigger", "available-now",
+            "--max-offsets-per-trigger", "250", "--json")
+    first = run_job(JOB, *args)
+    lines = json_lines(first.stdout)
+    run = summary(first)
+    # 900 offsets, at most 250 a trigger (divided between partitions as Spark does, rounding down):
+    # four micro-batches, each its own Delta commit and sink batch.
+    batches = [line for line in lines if "micro_batch" in line]
+    assert [b["batch"] for b in batches] == [0, 1, 2, 3]
+    assert all(200 < b["rows"] <= 250 for b in batches[:3]) and sum(b["rows"] for b in batches) == 900
+    assert all(b["seconds"] > 0 for b in batches)  # each micro-batch's own write time
+    assert run["status"] == "finished" and run["rows"] == 900 and run["micro_batches"] == 4
+    assert run["offsets"] == latest(kafka.bootstrap, topic_name)
+    assert all(set(b["behind_latest"]) >= {"maxOffsetsBehindLatest"} for b in batches)
+    assert batches[-1]["behind_latest"]["maxOffsetsBehindLatest"] == "0"
+
+    # Without its checkpoint the next run starts from the offsets in the table: only new records.
+    shutil.rmtree(run["checkpoint"])
+    produce(kafka.bootstrap, topic_name, 300, start=900)
+    second = summary(run_job(JOB, *args))
+    assert second["rows"] == 300 and second["micro_batches"] == 2 and second["batch"] == 5
+    assert second["offsets"] == latest(kafka.bootstrap, topic_name)
+    rows = table_rows(table)
+    assert sorted(json.loads(r["value"])["n"] for r in rows) == list(range(1200))
+
+
+def test_embedded_demo_streams_live_records_and_stops_cleanly_on_sigterm(tmp_path: Path):
+    env = embedded_env(tmp_path)
+    table = tmp_path / "page_views"
+    # Plain python runs the driver in this process's child, so the signal reaches the job itself.
+    cmd = [sys.executable, str(JOB), "--table", str(table), "--seed-records", "600", "--sample-rate", "40",
+           "--trigger", "1s", "--json"]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        seen = []
+        deadline = time.monotonic() + 240
+        assert proc.stdout is not None
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith("{"):
+                seen.append(json.loads(line))
+            # The seeded history, then at least two micro-batches of records produced while it runs.
+            if len(seen) >= 3 and all(b["rows"] > 0 for b in seen[1:3]):
+                break
+        assert len(seen) >= 3, (seen, proc.stderr.read() if proc.poll() is not None else "")
+        proc.send_signal(signal.SIGTERM)
+        asked = time.monotonic()
+        out, err = proc.communicate(timeout=180)
+        assert proc.returncode == 0, err[-3000:]
+        # It finishes the micro-batch in flight, not every one that a busy stream starts after it.
+        assert time.monotonic() - asked < 60
+        assert "Traceback" not in err
+        final = json_lines(out)[-1]
+        assert final["status"] == "stopped" and final["embedded"] is True and final["seeded"] == 600
+        assert final["produced"] > 0
+        rows = table_rows(table)
+        # Every committed offset is a row, once: the table and its offsets agree after the stop.
+        assert len(rows) == sum(final["offsets"]["page_views"].values())
+        assert len({(r["partition"], r["offset"]) for r in rows}) == len(rows) > 600
+        assert {"user", "page", "event_time", "offset"} <= set(rows[0])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        stop_local_broker(env)
+
+
+def test_bad_settings_are_one_line_errors_before_spark_starts(tmp_path: Path):
+    for args, message in [
+        (["--trigger", "soon"], r"--trigger: trigger 'soon': expected 'available-now', 'once' or an interval"),
+        (["--max-trigger-delay", "5m"], r"--max-trigger-delay only applies with --min-offsets-per-trigger"),
+        (["--max-offsets-per-trigger", "0"], r"--max-offsets-per-trigger: must be at least 1"),
+        (["--min-offsets-per-trigger", "1", "--max-trigger-delay", "soon"],
+         r"option '--max-trigger-delay': expected a duration such as"),
+        (["--config", str(tmp_path / "none.toml")], r"--config: no such file"),
+    ]:
+        started = time.monotonic()
+        proc = subprocess.run([sys.executable, str(JOB), *args], cwd=REPO, capture_output=True, text=True,
+                              timeout=60, check=False)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert re.search(r"^stream-to-delta: error: " + message, proc.stderr, re.M), (args, proc.stderr)
+        assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+        assert time.monotonic() - started < 30
+
+
+def test_example_config_documents_every_key():
+    job = job_module(JOB)
+    check_example_config(job, "stream-to-delta.toml", job.StreamConfig())
+
+
+@pytest.mark.parametrize("trigger,expected", [("available-now", {"availableNow": True}), ("once", {"once": True}),
+                                              ("500ms", {"processingTime": "500 milliseconds"}),
+                                              ("1m", {"processingTime": "60000 milliseconds"})])
+def test_trigger_settings(trigger: str, expected: dict):
+    job = job_module(JOB)
+    config, _ = job.read_config(["--trigger", trigger])
+    from kafka_spark.delta import trigger_kwargs
+
+    assert trigger_kwargs(config.trigger) == expected
