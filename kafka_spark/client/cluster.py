@@ -251,9 +251,13 @@ class Cluster:
         """Partitions grouped by their current leader's node id."""
         by_leader: dict[int, list[TopicPartition]] = {}
         tps = list(tps)
-        self.topics({tp.topic for tp in tps})
+        infos = self.topics({tp.topic for tp in tps})
         for tp in tps:
-            by_leader.setdefault(self.leader(tp).leader, []).append(tp)
+            # One metadata check for all: leader() per partition re-checks the whole topic each time.
+            part = infos[tp.topic].partitions.get(tp.partition)
+            if part is None or part.leader < 0:
+                part = self.leader(tp)
+            by_leader.setdefault(part.leader, []).append(tp)
         return by_leader
 
 

@@ -156,10 +156,7 @@ def plan_micro_batch(cluster: Cluster, options: SourceOptions, start: Offsets, e
 
 
 def _leaders(cluster: Cluster, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
-    out: dict[TopicPartition, int] = {}
-    for tp in tps:
-        try:
-            out[tp] = cluster.leader(tp).leader
-        except Exception:  # only a hint: the task finds the leader itself
-            continue
-    return out
+    try:
+        return {tp: leader for leader, group in cluster.group_by_leader(tps).items() for tp in group}
+    except Exception:  # only a hint: each task finds its leader itself
+        return {}

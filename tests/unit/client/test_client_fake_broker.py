@@ -112,3 +112,17 @@ def test_exhausted_retries_raise_a_typed_explained_error():
         client.fetch("t", 0, 0, 5).read_all()
     assert info.value.attempts == 4
     assert "NOT_LEADER_OR_FOLLOWER" in str(info.value) and "t-0 at offset 0" in str(info.value)
+
+
+def test_grouping_many_partitions_by_leader_checks_the_metadata_once(monkeypatch):
+    # A trigger of a stream over a wide topic groups every partition by leader: checking the whole
+    # topic's metadata once per partition made that quadratic (seconds on 1,000 partitions).
+    with FakeBroker(lambda *a: None, partitions=2000) as broker, Cluster(_config(broker)) as cluster:
+        from kafka_spark.client.metadata import TopicPartition
+
+        tps = [TopicPartition("t", p) for p in range(2000)]
+        calls = []
+        topics = cluster.topics
+        monkeypatch.setattr(cluster, "topics", lambda *a, **k: calls.append(a) or topics(*a, **k))
+        assert cluster.group_by_leader(tps) == {1: tps}
+        assert len(calls) == 1
