@@ -525,6 +525,15 @@ class Source:
     seeded: int = 0
 
 
+def sink_settings(config: JobConfig, source: Source, table: str) -> dict[str, Any]:
+    """The `LoadOptions` fields both jobs take from their settings (a stream adds its trigger and limits)."""
+    return {"table": table, "kafka": source.kafka, "topics": source.topics, "pattern": config.pattern,
+            "sink_id": config.sink_id, "starting": config.starting_offsets,
+            "fail_on_data_loss": config.fail_on_data_loss, "partition_by": config.partition_by,
+            "transform": source.transform, "include_headers": config.include_headers,
+            "publish_group": config.publish_group}
+
+
 def resolve_source(config: JobConfig, table: str, note: Notes, spark: LazySpark,
                    has_position: Callable[[], bool]) -> Source:
     """The run's source; with no broker given, the local broker, seeded with the sample if it is empty."""

@@ -35,6 +35,7 @@ from job_common import (
     print_embedded,
     resolve_source,
     run_main,
+    sink_settings,
     table_location,
     validate,
 )
@@ -109,12 +110,8 @@ def run(config: LoadConfig, as_json: bool) -> int:
     table = table_location(config.table or str(SAMPLE_TABLE))
     source = resolve_source(config, table, note, spark,
                             lambda: committed_position(table, config.sink_id) is not None)
-    options = LoadOptions(
-        table=table, kafka=source.kafka, topics=source.topics, pattern=config.pattern,
-        sink_id=config.sink_id, starting=config.starting_offsets, max_records=config.max_records,
-        fail_on_data_loss=config.fail_on_data_loss, partition_by=config.partition_by, transform=source.transform,
-        include_headers=config.include_headers, publish_group=config.publish_group, progress=not as_json,
-    )
+    options = LoadOptions(**sink_settings(config, source, table), max_records=config.max_records,
+                          progress=not as_json)
     try:
         result = load(spark, options)
     except OffsetsMovedBackwardsError as exc:

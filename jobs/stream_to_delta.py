@@ -43,6 +43,7 @@ from job_common import (
     print_embedded,
     resolve_source,
     run_main,
+    sink_settings,
     table_location,
     validate,
 )
@@ -266,10 +267,7 @@ def run(config: StreamConfig, as_json: bool) -> int:
     source = resolve_source(config, table, note, spark, lambda: before is not None)
     watch = Watch(note, as_json)
     options = StreamOptions(
-        table=table, kafka=source.kafka, topics=source.topics, pattern=config.pattern, sink_id=config.sink_id,
-        starting=config.starting_offsets, fail_on_data_loss=config.fail_on_data_loss,
-        partition_by=config.partition_by, transform=source.transform, include_headers=config.include_headers,
-        publish_group=config.publish_group, checkpoint=config.checkpoint, trigger=config.trigger,
+        **sink_settings(config, source, table), checkpoint=config.checkpoint, trigger=config.trigger,
         max_offsets_per_trigger=config.max_offsets_per_trigger,
         min_offsets_per_trigger=config.min_offsets_per_trigger, max_trigger_delay=config.max_trigger_delay,
         on_commit=watch.on_commit,

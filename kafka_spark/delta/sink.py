@@ -182,7 +182,6 @@ def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str) -> L
     """Write the plan's rows and offsets in one Delta commit; detect a batch someone else committed."""
     commit = SinkCommit(sink_id=options.sink_id, batch=plan.batch, offsets=plan.committed_offsets(),
                         start_offsets=dict(plan.start), run_id=run_id, committed_at_ms=now_ms())
-    write_pending(options.table, commit)
     result = write_commit(spark, options, read_plan(spark, options, plan), commit, f"batch {plan.batch}")
     result.lost = dict(plan.lost)
     return result
@@ -191,10 +190,11 @@ def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str) -> L
 def write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: str) -> LoadResult:
     """Append `df` (transformed) with `commit` as Delta `txn` + `userMetadata`, in one Delta commit.
 
-    Shared by batch loads and micro-batches. `write_pending` has recorded `commit` first; afterwards
-    the committed truth is read back from the Delta log and kept beside the table.
+    Shared by batch loads and micro-batches. `commit` is recorded as pending first; afterwards the
+    committed truth is read back from the Delta log and kept beside the table.
     """
     table, sink_id = options.table, options.sink_id
+    write_pending(table, commit)
     out = apply_transform(df, options.transform)
     delta_log = DeltaLog(table)
     before = delta_log.latest_version() if delta_log.exists() else -1

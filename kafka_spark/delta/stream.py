@@ -34,7 +34,6 @@ from kafka_spark.delta.position import (
     committed_position,
     committed_positions,
     now_ms,
-    write_pending,
 )
 from kafka_spark.delta.sink import LoadOptions, LoadResult, check_local_table, write_commit
 from kafka_spark.errors import ConfigError
@@ -157,7 +156,6 @@ class MicroBatchWriter:
         commit = SinkCommit(sink_id=options.sink_id, batch=batch, offsets={**carried, **end},
                             start_offsets=dict(start if start is not None else previous.offsets if previous else {}),
                             run_id=f"{uuid.uuid4().hex[:8]}-q{batch_id}", committed_at_ms=now_ms())
-        write_pending(options.table, commit)
         result = write_commit(self.spark, options, df, commit, f"micro-batch {batch_id}")
         result.seconds = time.monotonic() - started
         if options.publish_group:

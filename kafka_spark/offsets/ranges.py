@@ -58,12 +58,18 @@ def offsets_from_json(text: str, option: str) -> dict[TopicPartition, int]:
         ) from None
 
 
-def offsets_to_json(offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int]) -> str:
-    """Spark's offsets JSON, topics and partitions in sorted order."""
+def offsets_to_dict(offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int]
+                    ) -> dict[str, dict[str, int]]:
+    """Spark's offsets form `{"topic": {"0": 42}}`, topics and partitions in sorted order."""
     nested: dict[str, dict[str, int]] = {}
     for (topic, partition), off in sorted(offsets.items()):
         nested.setdefault(topic, {})[str(partition)] = off
-    return json.dumps(nested, separators=(",", ":"))
+    return nested
+
+
+def offsets_to_json(offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, int], int]) -> str:
+    """Spark's offsets JSON, topics and partitions in sorted order."""
+    return json.dumps(offsets_to_dict(offsets), separators=(",", ":"))
 
 
 def split_ranges(ranges: Iterable[OffsetRange], min_partitions: int | None = None,
@@ -125,11 +131,14 @@ LATEST_SPEC = OffsetSpec("latest")
 
 def scala_set(tps) -> str:
     """Partitions as Spark prints a Scala set of them (its error parameters use `Set.toString`)."""
-    items = ", ".join(map(str, sorted(tps)))
-    return f"Set({items})" if len(tps) <= 4 else f"HashSet({items})"
+    return _scala("Set", [str(tp) for tp in sorted(tps)])
 
 
 def scala_map(offsets: Mapping[TopicPartition, int]) -> str:
     """Offsets as Spark prints a Scala map of them (`Map.toString`)."""
-    items = ", ".join(f"{tp} -> {off}" for tp, off in sorted(offsets.items()))
-    return f"Map({items})" if len(offsets) <= 4 else f"HashMap({items})"
+    return _scala("Map", [f"{tp} -> {off}" for tp, off in sorted(offsets.items())])
+
+
+def _scala(kind: str, items: list[str]) -> str:
+    # Scala's immutable collections of up to 4 elements print as Set(..)/Map(..), larger ones as Hash*.
+    return f"{kind if len(items) <= 4 else 'Hash' + kind}({', '.join(items)})"

@@ -14,7 +14,6 @@ the offset log, and a replayed batch 0 reads nothing of those partitions whateve
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,7 +30,7 @@ from pyspark.sql.streaming.datasource import (
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.errors import ConfigError, KafkaSparkError
 from kafka_spark.offsets.admission import TriggerGate, behind_latest, rate_limit
-from kafka_spark.offsets.ranges import offsets_to_json, scala_map, scala_set
+from kafka_spark.offsets.ranges import offsets_to_dict, offsets_to_json, scala_map, scala_set
 from kafka_spark.spark.options import SourceOptions
 from kafka_spark.spark.partition import KafkaInputPartition
 
@@ -51,11 +50,6 @@ class AvailableNowError(KafkaSparkError):
     def __init__(self, condition: str, message: str) -> None:
         self.condition = condition
         super().__init__(f"[{condition}] {message}")
-
-
-def to_offset_dict(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
-    """Spark's offset form `{"topic": {"0": 42}}`, sorted by topic and partition."""
-    return json.loads(offsets_to_json(offsets))
 
 
 def from_offset_dict(offset: Mapping[str, Mapping[str, Any]] | None) -> OffsetMap:
@@ -122,7 +116,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._initial, self._anchored = initial, frozenset(anchored)
         self._hold_latest = self._hold_plan = bool(anchored)
         log.info("initial offsets %s (held in batch 0: %d partitions)", offsets_to_json(initial), len(anchored))
-        return to_offset_dict(initial)
+        return offsets_to_dict(initial)
 
     def getDefaultReadLimit(self) -> ReadLimit:
         # PySpark has no composite limit: the options are applied in latestOffset whatever is passed,
@@ -164,10 +158,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         else:
             end = latest
         # "No new data" is the start returned as is; Spark forbids an empty offset ({}) in its log.
-        return to_offset_dict(end) if end else start
+        return offsets_to_dict(end) if end else start
 
     def reportLatestOffset(self) -> dict | None:
-        return to_offset_dict(self._latest) if self._latest else None
+        return offsets_to_dict(self._latest) if self._latest else None
 
     def metrics(self) -> dict[str, str]:
         """Spark's `{min,max,avg}OffsetsBehindLatest` for the last batch planned (PySpark cannot report them)."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_spark.client import KafkaClient, Producer
+from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.sink import CRASH_ENV
 from kafka_spark.local.jars import jar_dir
 
@@ -52,9 +53,15 @@ def produce(bootstrap: str, topic: str, count: int, start: int = 0) -> None:
             future.get()
 
 
-def latest(bootstrap: str, topic: str) -> dict[str, dict[str, int]]:
+def latest_offsets_of(bootstrap: str, topic: str) -> dict[TopicPartition, int]:
+    """The next offset of every partition of `topic`."""
     with KafkaClient({"bootstrap.servers": bootstrap}) as client:
-        offsets = client.latest_offsets(client.partitions(topic))
+        return client.latest_offsets(client.partitions(topic))
+
+
+def latest(bootstrap: str, topic: str) -> dict[str, dict[str, int]]:
+    """The same, as the jobs print it: `{topic: {"0": offset}}`."""
+    offsets = latest_offsets_of(bootstrap, topic)
     return {topic: {str(tp.partition): off for tp, off in sorted(offsets.items())}}
 
 

@@ -6,11 +6,9 @@ import json
 import random
 from pathlib import Path
 
-from delta_support import keep_producing, produce_numbered, run_killable
+from delta_support import keep_producing, latest_offsets_of, produce_numbered, run_killable
 from deltalake import DeltaTable
 
-from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.offsets import latest_offsets
 from kafka_spark.delta import committed_position
 from kafka_spark.delta.log import DeltaLog
 
@@ -38,10 +36,7 @@ def test_sigkill_at_random_points_keeps_every_record_exactly_once(kafka, spark, 
     kills = [o for o in outcomes if o[1] != 0]
     assert len(kills) >= 10, outcomes
     # Catch up with no crash until the table has everything.
-    with Cluster({"bootstrap.servers": kafka.bootstrap}) as cluster:
-        from kafka_spark.client.metadata import TopicPartition
-
-        latest = latest_offsets(cluster, [TopicPartition(topic_name, p) for p in range(3)])
+    latest = latest_offsets_of(kafka.bootstrap, topic_name)
     for _ in range(10):
         code, out = run_killable(LOAD_ONCE, kafka.bootstrap, topic_name, table, "1000000")
         assert code == 0, out

@@ -10,13 +10,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from delta_support import keep_producing, produce_numbered, run_killable
+from delta_support import keep_producing, latest_offsets_of, produce_numbered, run_killable
 from deltalake import DeltaTable
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.groups import GroupAdmin
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import latest_offsets
 from kafka_spark.delta import (
     CheckpointMismatchError,
     LoadOptions,
@@ -44,11 +43,6 @@ def run(spark, opts: StreamOptions):
     finally:
         query.stop()
     return query
-
-
-def latest(kafka, topic: str, partitions: int) -> dict[TopicPartition, int]:
-    with Cluster({"bootstrap.servers": kafka.bootstrap}) as cluster:
-        return latest_offsets(cluster, [TopicPartition(topic, p) for p in range(partitions)])
 
 
 def assert_exact(table: Path, topic: str, ends: dict[TopicPartition, int]) -> None:
@@ -81,7 +75,7 @@ def test_restarts_and_a_lost_checkpoint_continue_exactly(spark, kafka, producer,
     assert sum(p.numInputRows for p in again.recentProgress) == 40
     position = committed_position(str(table), SINK)
     assert position.batch == 5
-    assert_exact(table, topic_name, latest(kafka, topic_name, 3))
+    assert_exact(table, topic_name, latest_offsets_of(kafka.bootstrap, topic_name))
     # delta-rs sees the sink's txn version and the offsets in the last commit's metadata.
     dt = DeltaTable(str(table))
     assert dt.transaction_version(f"kafka-spark/{SINK}") == 5
@@ -105,7 +99,7 @@ def test_batch_loads_and_streams_of_one_sink_continue_each_other(spark, kafka, p
     after = load(spark, LoadOptions(table=str(table), kafka={"bootstrap.servers": kafka.bootstrap},
                                     topics=[topic_name], sink_id=SINK, transform=sql))
     assert after.rows == 30 and after.batch == 2
-    assert_exact(table, topic_name, latest(kafka, topic_name, 2))
+    assert_exact(table, topic_name, latest_offsets_of(kafka.bootstrap, topic_name))
     assert DeltaTable(str(table)).schema().fields[-1].name == "text"
 
 
@@ -123,7 +117,7 @@ def test_a_replayed_micro_batch_is_not_written_twice(spark, kafka, producer, top
     (commits / f".{last}.crc").unlink(missing_ok=True)
     run(spark, opts)
     assert DeltaTable(str(table)).version() == versions, "the replayed micro-batch made a new commit"
-    assert_exact(table, topic_name, latest(kafka, topic_name, 2))
+    assert_exact(table, topic_name, latest_offsets_of(kafka.bootstrap, topic_name))
 
 
 def test_a_checkpoint_behind_the_table_is_refused(spark, kafka, producer, topic_name, tmp_path):
@@ -194,7 +188,7 @@ def test_sigkill_of_the_driver_at_random_moments_keeps_every_record_exactly_once
             outcomes.append((crash_at or f"kill@{kill_after:.1f}s", code))
             attempt += 1
     assert sum(1 for o in outcomes if o[1] != 0) >= KILLS, outcomes
-    ends = latest(kafka, topic_name, 3)
+    ends = latest_offsets_of(kafka.bootstrap, topic_name)
     for _ in range(5):
         # Catch up in large micro-batches: the small ones above are where the kills land.
         assert _run_stream(kafka.bootstrap, topic_name, table, "available-now", 0, limit=100_000) == 0
