@@ -57,6 +57,13 @@ class Cluster:
         servers = ",".join(f"{h}:{p}" for h, p in self.config.bootstrap_servers)
         return f"Cluster({servers}, {self.config.security_protocol}, {len(self._connections)} connections)"
 
+    @property
+    def in_flight(self) -> int:
+        """Requests written on any of the cluster's connections and not yet answered."""
+        with self._lock:
+            conns = [*self._connections.values(), *([self._bootstrap] if self._bootstrap is not None else [])]
+        return sum(c.in_flight for c in conns)
+
     def close(self) -> None:
         """Close every connection."""
         with self._lock:

@@ -33,7 +33,7 @@ IGNORED_KEYS = frozenset({
     "key.deserializer", "value.deserializer", "key.serializer", "value.serializer", "auto.offset.reset",
     "enable.auto.commit", "auto.commit.interval.ms", "max.poll.records", "interceptor.classes",
     "metric.reporters", "metrics.num.samples", "metrics.sample.window.ms", "metrics.recording.level",
-    "check.crcs", "client.dns.lookup", "connections.max.idle.ms", "buffer.memory", "max.block.ms",
+    "check.crcs", "client.dns.lookup", "buffer.memory", "max.block.ms",
     "partitioner.class", "partition.assignment.strategy", "exclude.internal.topics",
     "sasl.login.class", "sasl.client.callback.handler.class", "sasl.kerberos.service.name",
     "ssl.protocol", "ssl.enabled.protocols", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
@@ -174,6 +174,8 @@ _PROPS: dict[str, _Prop] = {
     "reconnect.backoff.ms": _Prop(_int(0, _MAX_INT), 50, "reconnect_backoff_ms"),
     "reconnect.backoff.max.ms": _Prop(_int(0, _MAX_INT), 1000, "reconnect_backoff_max_ms"),
     "metadata.max.age.ms": _Prop(_int(0, _MAX_INT), 300000, "metadata_max_age_ms"),
+    # how long a pooled connection may sit idle before it is closed rather than reused (Java consumer default)
+    "connections.max.idle.ms": _Prop(_int(0, _MAX_INT), 540000, "connections_max_idle_ms"),
     "max.in.flight.requests.per.connection": _Prop(_int(1, 64), 5, "max_in_flight"),
     "allow.auto.create.topics": _Prop(_bool, False, "allow_auto_create_topics"),
     "api.version.request": _Prop(_bool, True, "api_version_request"),
@@ -260,6 +262,7 @@ class ClientConfig:
     reconnect_backoff_ms: int
     reconnect_backoff_max_ms: int
     metadata_max_age_ms: int
+    connections_max_idle_ms: int
     max_in_flight: int
     allow_auto_create_topics: bool
     api_version_request: bool
