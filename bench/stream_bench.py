@@ -3,10 +3,11 @@
     .venv/bin/python bench/stream_bench.py               # 1,000,000 records per case, 3 runs
     .venv/bin/python bench/stream_bench.py --quick       # 100,000 records, 1 run, shorter latency test
 
-1. AvailableNow throughput: each case's topic (8 partitions, 100 B and 1 KB values) is read to the end
-   in micro-batches of --max-offsets-per-trigger, into the noop sink and into Delta (ours: start_stream,
-   offsets in each commit; Spark's: writeStream.format("delta")), a fresh checkpoint and table each run,
-   ours and Spark's alternating. Timed from start() to the query's end.
+1. AvailableNow throughput: each case's topic (8 partitions, 100 B and 1 KB values) is read to the end,
+   in one micro-batch (no limit) and in micro-batches of each --limits value, into the noop sink and
+   into Delta (ours: start_stream, offsets in each commit; Spark's: writeStream.format("delta")), a fresh
+   checkpoint and table each run, ours and Spark's alternating.
+   Timed from defining the stream (load()) to the query's end.
 2. End-to-end latency into Delta: a producer writes --rate records/s stamped with the wall clock for
    --seconds; each row's latency is its Delta commit's time minus its Kafka timestamp (p50/p95/max), for
    start_stream and for Spark's source writing Delta plainly, both with Spark's default trigger (the next
@@ -42,7 +43,8 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def run_query(spark, fmt: str, sink: str, topic: str, bootstrap: str, limit: int, work: Path) -> tuple[float, int]:
+def run_query(spark, fmt: str, sink: str, topic: str, bootstrap: str, limit: int | None, work: Path
+              ) -> tuple[float, int]:
     """One AvailableNow run to the end of `topic`; (seconds, rows)."""
     work.mkdir(parents=True, exist_ok=True)
     checkpoint, table = work / "checkpoint", work / "table"
@@ -53,13 +55,14 @@ def run_query(spark, fmt: str, sink: str, topic: str, bootstrap: str, limit: int
         rows: list[int] = []
         query = start_stream(spark, StreamOptions(
             table=str(table), kafka={"bootstrap.servers": bootstrap}, topics=[topic], checkpoint=str(checkpoint),
-            trigger="available-now", max_offsets_per_trigger=limit,
+            trigger="available-now", max_offsets_per_trigger=limit or None,
             on_commit=lambda _b, r: rows.append(r.rows)))
         query.awaitTermination()
         seconds = time.perf_counter() - started
         return seconds, sum(rows)
-    df = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
-          .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", str(limit)).load())
+    reader = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+              .option("startingOffsets", "earliest"))
+    df = (reader.option("maxOffsetsPerTrigger", str(limit)) if limit else reader).load()
     writer = df.writeStream.format(sink).option("checkpointLocation", str(checkpoint)).trigger(availableNow=True)
     query = writer.start(str(table)) if sink == "delta" else writer.start()
     query.awaitTermination()
@@ -69,26 +72,26 @@ def run_query(spark, fmt: str, sink: str, topic: str, bootstrap: str, limit: int
     return seconds, sum(p.numInputRows for p in query.recentProgress)
 
 
-def throughput(spark, datasets: list[Dataset], bootstrap: str, runs: int, limit: int) -> list[dict[str, Any]]:
+def throughput(spark, datasets: list[Dataset], bootstrap: str, runs: int, limits: list[int | None]
+               ) -> list[dict[str, Any]]:
     out = []
-    for data in datasets:
-        for sink in ("noop", "delta"):
-            times: dict[str, list[float]] = {"pykafka": [], "kafka": []}
-            for i in range(runs):
-                for fmt in ("pykafka", "kafka") if i % 2 == 0 else ("kafka", "pykafka"):
-                    work = Path(tempfile.mkdtemp(prefix="stream-bench-"))
-                    try:
-                        seconds, rows = run_query(spark, fmt, sink, data.case.topic, bootstrap, limit, work)
-                    finally:
-                        shutil.rmtree(work, ignore_errors=True)
-                    if rows != data.records:
-                        raise RuntimeError(f"{fmt}->{sink} read {rows} rows of {data.case.topic}, "
-                                           f"expected {data.records}")
-                    times[fmt].append(seconds)
-                    log(f"  {data.case.name} {fmt}->{sink} run {i + 1}/{runs}: {seconds:.2f} s")
-            ours, theirs = statistics.median(times["pykafka"]), statistics.median(times["kafka"])
-            out.append({"case": data.case.name, "records": data.records, "sink": sink, "limit": limit,
-                        "pykafka_s": ours, "kafka_s": theirs, "ratio": theirs / ours, "runs": times})
+    for data, sink, limit in ((d, s, lim) for d in datasets for lim in limits for s in ("noop", "delta")):
+        times: dict[str, list[float]] = {"pykafka": [], "kafka": []}
+        for i in range(runs):
+            for fmt in ("pykafka", "kafka") if i % 2 == 0 else ("kafka", "pykafka"):
+                work = Path(tempfile.mkdtemp(prefix="stream-bench-"))
+                try:
+                    seconds, rows = run_query(spark, fmt, sink, data.case.topic, bootstrap, limit, work)
+                finally:
+                    shutil.rmtree(work, ignore_errors=True)
+                if rows != data.records:
+                    raise RuntimeError(f"{fmt}->{sink} read {rows} rows of {data.case.topic}, "
+                                       f"expected {data.records}")
+                times[fmt].append(seconds)
+                log(f"  {data.case.name} {fmt}->{sink} limit {limit or 'none'} run {i + 1}/{runs}: {seconds:.2f} s")
+        ours, theirs = statistics.median(times["pykafka"]), statistics.median(times["kafka"])
+        out.append({"case": data.case.name, "records": data.records, "sink": sink, "limit": limit,
+                    "pykafka_s": ours, "kafka_s": theirs, "ratio": theirs / ours, "runs": times})
     return out
 
 
@@ -218,7 +221,8 @@ def markdown(result: dict[str, Any]) -> str:
              f"`{result['meta']['command']}`", "",
              "| case | sink | offsets/trigger | pykafka s | kafka s | × kafka |", "|---|---|---:|---:|---:|---:|"]
     for r in result["throughput"]:
-        lines.append(f"| {r['case']} ({r['records']:,}) | {r['sink']} | {r['limit']:,} | {r['pykafka_s']:.2f} | "
+        limit = f"{r['limit']:,}" if r["limit"] else "none (one micro-batch)"
+        lines.append(f"| {r['case']} ({r['records']:,}) | {r['sink']} | {limit} | {r['pykafka_s']:.2f} | "
                      f"{r['kafka_s']:.2f} | {r['ratio']:.2f} |")
     lines += ["", "| latency into Delta, default trigger | rate | p50 ms | p95 ms | max ms |",
               "|---|---:|---:|---:|---:|"]
@@ -235,7 +239,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="100,000 records, 1 run, 10 s latency test")
     parser.add_argument("--records", type=int, help="records per case (default 1,000,000; quick 100,000)")
     parser.add_argument("--runs", type=int, help="runs per workload (default 3; quick 1)")
-    parser.add_argument("--max-offsets-per-trigger", type=int, default=250_000)
+    parser.add_argument("--limits", default="none,250000",
+                        help="maxOffsetsPerTrigger values to run, comma-separated; 'none' reads all in one micro-batch")
     parser.add_argument("--rate", type=int, default=1000, help="records/s for the latency test")
     parser.add_argument("--seconds", type=float, help="latency test length (default 30; quick 10)")
     parser.add_argument("--partitions", type=int, default=1000, help="partitions for the trigger-cost test")
@@ -270,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
                 run_query(spark, fmt, sink, warm.case.topic, node.bootstrap, 10_000, work)
                 shutil.rmtree(work, ignore_errors=True)
         log("throughput (AvailableNow)")
-        result["throughput"] = throughput(spark, datasets, node.bootstrap, runs, args.max_offsets_per_trigger)
+        limits = [None if x.strip().lower() == "none" else int(x) for x in args.limits.split(",")]
+        result["throughput"] = throughput(spark, datasets, node.bootstrap, runs, limits)
         log("latency into Delta")
         result["latency"] = latency(spark, node, args.rate, seconds)
         log("driver cost per trigger")

@@ -89,6 +89,25 @@ def spark() -> Iterator:
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """An S3-compatible server (moto) on 127.0.0.1 with the bucket `lake`."""
+    from kafka_spark.local import start_s3
+
+    server = start_s3(tmp_path_factory.mktemp("s3"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_s3(spark, s3):
+    """The `spark` session with s3a:// pointed at the `s3` server (the jars are on every local session)."""
+    from kafka_spark.local.spark import set_hadoop_conf
+
+    set_hadoop_conf(spark, s3.hadoop_conf())
+    return spark
+
+
 @pytest.fixture
 def topic_name(request: pytest.FixtureRequest) -> str:
     """A topic name unique to this test."""

@@ -1,6 +1,7 @@
 """`kafka-spark delta-offsets`: the Kafka offsets a Delta table holds, per sink, and with a broker their lag.
 
-Everything comes from the table's own files (its Delta log and the kept offsets); no Spark, no JVM.
+Everything comes from the table's own files (its Delta log, read with delta-rs, and the kept offsets);
+no Spark, no JVM.
 """
 
 from __future__ import annotations
@@ -8,13 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from kafka_spark.cli.metadata_cmd import add_client_args, client_props
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.lag import SinkLag, table_lag
 from kafka_spark.delta.position import SinkCommit, committed_positions
+from kafka_spark.delta.table_state import TableState, local_path
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import offsets_to_json
 
@@ -28,11 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _check_table(table: str) -> None:
-    path = Path(table.removeprefix("file:"))
-    if not path.exists():
+    if TableState(table).refresh() is not None:
+        return
+    path = local_path(table)
+    if path is not None and not path.exists():
         raise ConfigError(f"{table}: no such table directory")
-    if not (path / "_delta_log").is_dir():
-        raise ConfigError(f"{table} is not a Delta table (no _delta_log directory)")
+    raise ConfigError(f"{table} is not a Delta table (no commit in its _delta_log)")
 
 
 def _spark_json(offsets: dict[TopicPartition, int]) -> dict[str, dict[str, int]]:

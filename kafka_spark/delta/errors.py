@@ -5,6 +5,10 @@ from __future__ import annotations
 from kafka_spark.errors import KafkaSparkError
 
 
+class DeltaLogError(KafkaSparkError):
+    """The table's Delta log cannot be read, or lacks a commit the sink's position needs."""
+
+
 class SinkError(KafkaSparkError):
     """A Kafka-to-Delta load cannot proceed safely."""
 

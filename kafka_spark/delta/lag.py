@@ -67,10 +67,10 @@ def sink_lag(cluster: Cluster, commit: SinkCommit) -> SinkLag:
                    missing_topics=tuple(missing))
 
 
-def table_lag(table: str | Path, kafka_config: ClientConfig | Mapping[str, Any],
-              sink_id: str | None = None) -> dict[str, SinkLag]:
+def table_lag(table: str | Path, kafka_config: ClientConfig | Mapping[str, Any], sink_id: str | None = None,
+              storage_options: Mapping[str, str] | None = None) -> dict[str, SinkLag]:
     """The lag of every sink of `table` (or only `sink_id`), keyed by sink id; {} for a table with no sink."""
-    positions = committed_positions(table)
+    positions = committed_positions(table, storage_options)
     if sink_id is not None:
         if sink_id not in positions:
             known = ", ".join(sorted(positions)) or "none"

@@ -4,6 +4,8 @@ Every load commits its rows with Delta's `txn` action (`txnAppId` = "kafka-spark
 `txnVersion` = the batch number) and `userMetadata` holding the batch's offsets. `txn` survives
 checkpoints and log cleanup; `userMetadata` does not, so after each commit the same JSON is also
 kept at `<table>/_kafka_spark/offsets/<sink id>/<batch>.json`, written from the committed truth only.
+A table's sinks are the directories under `_kafka_spark/offsets/`: each sink writes its pending record
+there before its first commit (Delta's log can be asked a `txn` version by id, not for the list of ids).
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ import json
 import os
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.log import DeltaLog, DeltaLogError
+from kafka_spark.delta.errors import DeltaLogError
+from kafka_spark.delta.table_state import TableState, local_path
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import offsets_from_json, offsets_to_json
 
@@ -72,8 +76,15 @@ class SinkCommit:
             raise DeltaLogError(f"{where}: not a kafka-spark offsets record ({exc})") from None
 
 
+def _offsets_root(table: str | Path) -> Path:
+    path = local_path(table)
+    if path is None:
+        raise ConfigError(f"table {table}: the kept offsets are read and written on local or mounted paths only")
+    return path / "_kafka_spark" / "offsets"
+
+
 def offsets_dir(table: str | Path, sink_id: str) -> Path:
-    return Path(str(table).removeprefix("file:")) / "_kafka_spark" / "offsets" / sink_id
+    return _offsets_root(table) / sink_id
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -102,38 +113,79 @@ def materialize(table: str | Path, commit: SinkCommit) -> None:
                 p.unlink(missing_ok=True)
 
 
-def commit_of(log: DeltaLog, sink_id: str, batch: int) -> SinkCommit:
+def sink_ids(table: str | Path) -> list[str]:
+    """The ids of the sinks that have written to the table (or tried to)."""
+    root = _offsets_root(table)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and _SINK_ID.match(p.name))
+
+
+def _names_batch(user_metadata: Any, sink_id: str, batch: int) -> bool:
+    """Whether a commit's userMetadata records `batch` of `sink_id` (other writers' can be any text)."""
+    if not isinstance(user_metadata, str) or '"kafka_spark"' not in user_metadata:
+        return False
+    try:
+        raw = json.loads(user_metadata)
+    except ValueError:
+        return False
+    return isinstance(raw, dict) and raw.get("sink") == sink_id and raw.get("batch") == batch
+
+
+def logged_commit(state: TableState, sink_id: str, batch: int, since: int) -> tuple[SinkCommit, dict[str, Any]] | None:
+    """`batch` of `sink_id` and its commitInfo, if a retained commit from version `since` on holds it.
+
+    Delta skips a write whose `txn` is already recorded, so one commit at most holds a given batch.
+    """
+    for info in state.commit_infos(since):
+        meta = info.get("userMetadata")
+        if _names_batch(meta, sink_id, batch):
+            return SinkCommit.from_json(meta, f"{state.location} commitInfo of batch {batch}"), info
+    return None
+
+
+# Commits searched (newest first) for a batch whose kept offsets are missing: its commit is nearly always
+# among the last few, so the whole retained log is read only when it is not.
+_SEARCH_WINDOWS = (16, 256)
+
+
+def commit_of(state: TableState, sink_id: str, batch: int) -> SinkCommit:
     """The offsets of `batch` of `sink_id`: from the kept JSON, else from the commit's userMetadata."""
-    kept = offsets_dir(log.table, sink_id) / f"{batch}.json"
+    kept = offsets_dir(state.location, sink_id) / f"{batch}.json"
     if kept.exists():
         return SinkCommit.from_json(kept.read_text(), str(kept))
-    version = log.find_txn_commit(app_id(sink_id), batch)
-    meta = log.user_metadata(version) if version is not None else None
-    if meta is None:
-        raise DeltaLogError(
-            f"{log.table}: sink {sink_id!r} committed batch {batch}, but neither {kept} nor the commit's "
-            "userMetadata holds its offsets (the commit file was cleaned up before the offsets were kept)")
-    commit = SinkCommit.from_json(meta, f"{log.table} version {version} userMetadata")
-    materialize(log.table, commit)
-    return commit
+    latest = state.version if state.version is not None else -1
+    for since in sorted({max(latest - w + 1, 0) for w in _SEARCH_WINDOWS} | {0}, reverse=True):
+        found = logged_commit(state, sink_id, batch, since)
+        if found is not None:
+            materialize(state.location, found[0])
+            return found[0]
+    raise DeltaLogError(
+        f"{state.location}: sink {sink_id!r} committed batch {batch}, but neither {kept} nor the commit's "
+        "userMetadata holds its offsets (the commit file was cleaned up before the offsets were kept)")
 
 
-def committed_positions(table: str | Path) -> dict[str, SinkCommit]:
-    """The last committed batch of every kafka-spark sink of the table ({} for a new table)."""
-    log = DeltaLog(table)
-    if not log.exists():
+def committed_positions(table: str | Path, storage_options: Mapping[str, str] | None = None) -> dict[str, SinkCommit]:
+    """The last committed batch of every kafka-spark sink of the table ({} for a new table).
+
+    `storage_options` open a table on an object store (empty for local paths).
+    """
+    state = TableState(table, storage_options)
+    if state.refresh() is None:
         return {}
-    return {txn.app_id[len(APP_PREFIX):]: commit_of(log, txn.app_id[len(APP_PREFIX):], txn.version)
-            for txn in log.transactions().values() if txn.app_id.startswith(APP_PREFIX)}
+    ids = sink_ids(table)
+    batches = state.txn_versions(app_id(s) for s in ids)
+    return {s: commit_of(state, s, batches[app_id(s)]) for s in ids if app_id(s) in batches}
 
 
-def committed_position(table: str | Path, sink_id: str) -> SinkCommit | None:
+def committed_position(table: str | Path, sink_id: str,
+                       storage_options: Mapping[str, str] | None = None) -> SinkCommit | None:
     """The last committed batch of one sink, or None if it has never committed to the table."""
-    log = DeltaLog(table)
-    if not log.exists():
+    state = TableState(table, storage_options)
+    if state.refresh() is None:
         return None
-    txn = log.transactions().get(app_id(sink_id))
-    return commit_of(log, sink_id, txn.version) if txn else None
+    batch = state.txn_versions([app_id(sink_id)]).get(app_id(sink_id))
+    return commit_of(state, sink_id, batch) if batch is not None else None
 
 
 def now_ms() -> int:

@@ -17,19 +17,22 @@ from typing import Any
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.groups import GroupAdmin
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.errors import BatchAlreadyCommittedError, ConcurrentWriterError
-from kafka_spark.delta.log import DeltaLog, DeltaLogError
+from kafka_spark.delta.errors import BatchAlreadyCommittedError, ConcurrentWriterError, DeltaLogError
 from kafka_spark.delta.plan import BatchPlan, plan_batch
 from kafka_spark.delta.position import (
     SinkCommit,
     app_id,
     check_sink_id,
+    commit_of,
+    committed_position,
     committed_positions,
+    logged_commit,
     materialize,
     now_ms,
     write_pending,
 )
 from kafka_spark.delta.progress import Progress
+from kafka_spark.delta.table_state import TableState
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import offsets_to_json
 
@@ -42,7 +45,10 @@ CRASH_ENV = "KAFKA_SPARK_CRASH_AT"
 
 @dataclass
 class LoadOptions:
-    """What to load where. `kafka` holds client properties (`bootstrap.servers`, security, ...)."""
+    """What to load where. `kafka` holds client properties (`bootstrap.servers`, security, ...).
+
+    `merge_schema` lets a write add the columns a transform introduces (Delta's `mergeSchema`).
+    """
 
     table: str
     kafka: dict[str, str]
@@ -57,6 +63,7 @@ class LoadOptions:
     include_headers: bool = False
     publish_group: str | None = None
     progress: bool = False
+    merge_schema: bool = False
 
 
 @dataclass
@@ -89,7 +96,7 @@ class LoadResult:
 
 
 def check_local_table(table: str) -> None:
-    """The sink reads the Delta log with local file I/O: refuse object-store URIs rather than misread them."""
+    """The sink keeps offsets files with local file I/O: refuse object-store URIs rather than misplace them."""
     scheme = table.split("://", 1)[0] if "://" in table else ""
     if scheme and scheme != "file":
         raise ConfigError(f"table {table!r}: only local or mounted paths are supported (got a {scheme}:// URI)")
@@ -107,7 +114,8 @@ def load(spark, options: LoadOptions) -> LoadResult:
     check_local_table(options.table)
     run_id = uuid.uuid4().hex[:12]
     positions = committed_positions(options.table)
-    previous = positions.pop(sink_id, None)
+    # A sink whose kept-offsets directory is gone is still found by its `txn` in the log.
+    previous = positions.pop(sink_id, None) or committed_position(options.table, sink_id)
     with Cluster(options.kafka) as cluster:
         plan = plan_batch(cluster, previous, list(positions.values()), options.topics, options.pattern,
                           options.starting, options.max_records, options.fail_on_data_loss)
@@ -196,11 +204,14 @@ def write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: str
     table, sink_id = options.table, options.sink_id
     write_pending(table, commit)
     out = apply_transform(df, options.transform)
-    delta_log = DeltaLog(table)
-    before = delta_log.latest_version() if delta_log.exists() else -1
+    state = TableState(table)
+    before = state.refresh()
+    before = -1 if before is None else before
     writer = (out.write.format("delta").mode("append")
               .option("txnAppId", app_id(sink_id)).option("txnVersion", commit.batch)
               .option("userMetadata", commit.to_json()))
+    if options.merge_schema:
+        writer = writer.option("mergeSchema", "true")
     if options.partition_by:
         writer = writer.partitionBy(*options.partition_by)
     _crash_point("before-write")
@@ -217,16 +228,16 @@ def write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: str
                 f"{commit.batch} was not written. Run one load per sink and table at a time.") from None
         raise
     _crash_point("after-commit")
-    version = delta_log.find_txn_commit(app_id(sink_id), commit.batch, after=before)
-    winner = _committed(delta_log, version, sink_id, commit.batch)
+    state.refresh()
+    winner, info = _committed(state, sink_id, commit.batch, before)
     if winner.run_id != commit.run_id:
         raise BatchAlreadyCommittedError(
             f"batch {commit.batch} of sink {sink_id!r} was already committed to {table} by run {winner.run_id}; "
             "Delta skipped this run's write, so nothing was written twice", commit.batch, winner.run_id)
     materialize(table, winner)
-    return LoadResult("committed", sink_id, commit.batch, rows=_output_rows(delta_log, version),
-                      table_version=version, start=dict(commit.start_offsets), offsets=winner.offsets,
-                      run_id=commit.run_id)
+    version = state.version_reaching(app_id(sink_id), commit.batch, before)
+    return LoadResult("committed", sink_id, commit.batch, rows=_output_rows(info), table_version=version,
+                      start=dict(commit.start_offsets), offsets=winner.offsets, run_id=commit.run_id)
 
 
 _CONFLICT_MARKERS = ("Concurrent", "CONCURRENT", "ProtocolChanged", "MetadataChanged", "PROTOCOL_CHANGED",
@@ -239,27 +250,20 @@ def _is_conflict(exc: BaseException) -> bool:
     return any(m in text for m in _CONFLICT_MARKERS)
 
 
-def _committed(delta_log: DeltaLog, version: int | None, sink_id: str, batch: int) -> SinkCommit:
-    if version is None:
-        # Our write was skipped: the batch is recorded by an earlier commit.
-        from kafka_spark.delta.position import commit_of
-
-        txn = delta_log.transactions().get(app_id(sink_id))
-        if txn is None or txn.version < batch:
-            raise DeltaLogError(f"{delta_log.table}: the write returned but batch {batch} of {sink_id!r} "
-                                "is not in the Delta log")
-        return commit_of(delta_log, sink_id, batch)
-    meta = delta_log.user_metadata(version)
-    if meta is None:
-        raise DeltaLogError(f"{delta_log.table}: commit {version} has no userMetadata")
-    return SinkCommit.from_json(meta, f"{delta_log.table} version {version}")
+def _committed(state: TableState, sink_id: str, batch: int,
+               before: int) -> tuple[SinkCommit, dict[str, Any] | None]:
+    """The commit holding `batch`: a commit after version `before` (this run's, or a racing run's) or an
+    earlier one when Delta skipped the write; with its commitInfo when it is recent."""
+    found = logged_commit(state, sink_id, batch, since=before + 1)
+    if found is not None:
+        return found
+    recorded = state.txn_versions([app_id(sink_id)]).get(app_id(sink_id))
+    if recorded is None or recorded < batch:
+        raise DeltaLogError(f"{state.location}: the write returned but batch {batch} of {sink_id!r} "
+                            "is not in the Delta log")
+    return commit_of(state, sink_id, batch), None
 
 
-def _output_rows(delta_log: DeltaLog, version: int | None) -> int:
-    if version is None:
-        return 0
-    for action in delta_log.commit_actions(version) or []:
-        info = action.get("commitInfo")
-        if info:
-            return int(info.get("operationMetrics", {}).get("numOutputRows", 0))
-    return 0
+def _output_rows(info: dict[str, Any] | None) -> int:
+    metrics = (info or {}).get("operationMetrics") or {}
+    return int(metrics.get("numOutputRows", 0))

@@ -89,7 +89,8 @@ def trigger_kwargs(trigger: str) -> dict[str, Any]:
 def starting_option(cluster: Cluster, options: StreamOptions) -> tuple[str, str]:
     """The source option that places the query: the table's position, or the user's start for a new sink."""
     positions = committed_positions(options.table)
-    previous = positions.pop(options.sink_id, None)
+    # A sink whose kept-offsets directory is gone is still found by its `txn` in the log.
+    previous = positions.pop(options.sink_id, None) or committed_position(options.table, options.sink_id)
     tps = selected_partitions(cluster, list(positions.values()), options.topics, options.pattern)
     if previous is None:
         spec = starting_spec(options.starting)

@@ -1,4 +1,4 @@
-"""Real local servers for demos, notebooks and tests: Kafka (KRaft and ZooKeeper mode), ZooKeeper, Spark.
+"""Real local servers for demos, notebooks and tests: Kafka (KRaft and ZooKeeper mode), ZooKeeper, S3, Spark.
 
 Everything binds to 127.0.0.1 on free ports with a fresh data directory, and is stopped by its owner.
 """
@@ -7,6 +7,7 @@ from kafka_spark.local.cluster import KafkaCluster
 from kafka_spark.local.jars import cache_dir, classpath, ensure_jars, spark_jars
 from kafka_spark.local.kafka import KafkaNode, start_kafka
 from kafka_spark.local.kafka39 import Kafka39Broker, start_kafka39
+from kafka_spark.local.s3 import S3Server, start_s3
 from kafka_spark.local.tools import KafkaTools
 from kafka_spark.local.zookeeper import ZooKeeperServer
 
@@ -15,6 +16,7 @@ __all__ = [
     "KafkaCluster",
     "KafkaNode",
     "KafkaTools",
+    "S3Server",
     "ZooKeeperServer",
     "cache_dir",
     "classpath",
@@ -22,4 +24,5 @@ __all__ = [
     "spark_jars",
     "start_kafka",
     "start_kafka39",
+    "start_s3",
 ]

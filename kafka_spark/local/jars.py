@@ -17,7 +17,11 @@ ARTIFACT_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "kafka39": ("kafka39.xml", ()),
     # Spark ships its own slf4j; a second copy on the class path only produces warnings.
     "spark": ("spark.xml", ("-DexcludeGroupIds=org.slf4j",)),
+    "s3a": ("s3a.xml", ("-DexcludeGroupIds=org.slf4j",)),
 }
+
+# The sets on every local Spark session's class path; s3a costs nothing until an s3a:// path is used.
+SPARK_SETS = ("spark", "s3a")
 
 _VERSIONED_JAR = re.compile(r"^(?P<name>.+?)-(?P<version>\d[\w.\-]*)\.jar$")
 
@@ -93,12 +97,13 @@ def _artifact_name(jar: str) -> str:
 
 
 def spark_jars() -> list[str]:
-    """Absolute paths of the extra jars for a pip-installed PySpark: Delta and Spark's Kafka connector.
+    """Absolute paths of the extra jars for a pip-installed PySpark: Delta, Spark's Kafka connector and s3a://.
 
-    Jars that PySpark already ships (Scala, Hadoop, Jackson, Parquet, ...) are left out, so the
+    Jars that PySpark already ships (Scala, Hadoop, Jackson, Parquet, Netty, ...) are left out, so the
     session keeps PySpark's own versions of them.
     """
     import pyspark
 
     shipped = {_artifact_name(p.name) for p in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
-    return sorted(str(p) for p in ensure_jars("spark").glob("*.jar") if _artifact_name(p.name) not in shipped)
+    jars = (p for name in SPARK_SETS for p in ensure_jars(name).glob("*.jar"))
+    return sorted(str(p) for p in jars if _artifact_name(p.name) not in shipped)

@@ -1,4 +1,4 @@
-"""A local SparkSession with Delta Lake and Spark's own Kafka connector (the comparison oracle)."""
+"""A local SparkSession with Delta Lake, Spark's own Kafka connector (the comparison oracle) and s3a://."""
 
 from __future__ import annotations
 
@@ -39,7 +39,9 @@ def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str
 
 def local_spark(app_name: str = "kafka-spark", master: str = "local[2]",
                 extra: Mapping[str, str] | None = None):  # -> pyspark.sql.SparkSession
-    """Get or create a SparkSession on 127.0.0.1 with Delta and the Kafka connector jars.
+    """Get or create a SparkSession on 127.0.0.1 with Delta, the Kafka connector and the s3a:// jars.
+
+    An object store's settings go in `extra` as `spark.hadoop.fs.s3a.*` (see `S3Server.spark_conf`).
 
     Executors run this interpreter (`PYSPARK_PYTHON`), the one that has kafka_spark installed.
     """
@@ -53,6 +55,16 @@ def local_spark(app_name: str = "kafka-spark", master: str = "local[2]",
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("KAFKA_SPARK_SPARK_LOG_LEVEL", "WARN"))
     return spark
+
+
+def set_hadoop_conf(spark, conf: Mapping[str, str]) -> None:  # spark: pyspark.sql.SparkSession
+    """Set Hadoop settings (e.g. `fs.s3a.*`) on a running session.
+
+    Hadoop caches a file system per scheme and bucket, so only those created afterwards see them.
+    """
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    for k, v in conf.items():
+        hadoop.set(k, v)
 
 
 def submit_args(master: str = "local[2]") -> list[str]:
