@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from kafka_spark.client import ClientConfig, KafkaClient, Producer
+from kafka_spark.delta.catalog import is_table_name
+from kafka_spark.delta.dead_letter import require_schema
 from kafka_spark.delta.position import check_sink_id
 from kafka_spark.errors import ConfigError, KafkaSparkError
 
@@ -60,6 +62,8 @@ class JobConfig:
     fail_on_data_loss: bool = True
     include_headers: bool = False
     publish_group: str | None = None
+    value_schema: str | None = None
+    dead_letter: str | None = None
     seed_records: int = SAMPLE_RECORDS
     kafka: dict[str, str] = field(default_factory=dict)
 
@@ -143,6 +147,8 @@ COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     "fail-on-data-loss": ("fail_on_data_loss", parse_bool),
     "include-headers": ("include_headers", parse_bool),
     "publish-group": ("publish_group", parse_text),
+    "value-schema": ("value_schema", parse_text),
+    "dead-letter": ("dead_letter", parse_text),
     "seed-records": ("seed_records", parse_count),
 }
 
@@ -196,7 +202,9 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str) -> None:
     what.add_argument("--topics", metavar="T1,T2", help="comma-separated topics to load")
     what.add_argument("--pattern", metavar="REGEX",
                       help="load every topic this regular expression finds a match in, as Spark's subscribePattern")
-    p.add_argument("--table", metavar="PATH", help="the Delta table (a directory; created by the first run)")
+    p.add_argument("--table", metavar="PATH|NAME",
+                   help="the Delta table, created by the first run: a directory, a store URI (s3a://bucket/t, "
+                        "abfss://..., gs://..., hdfs://...), or a catalog name (db.table or catalog.db.table)")
     p.add_argument("--sink-id", metavar="ID", help="names this pipeline's offsets in the table (default: default)")
     p.add_argument("--starting-offsets", metavar="WHERE",
                    help="where a table new to this sink starts: earliest (default), latest, or epoch milliseconds")
@@ -208,6 +216,12 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str) -> None:
     p.add_argument("--include-headers", metavar="true|false", help="keep the records' headers column")
     p.add_argument("--publish-group", metavar="GROUP",
                    help="after each commit, also commit the offsets to this consumer group (for lag tools)")
+    p.add_argument("--value-schema", metavar="DDL",
+                   help="parse each value as JSON with this Spark DDL schema into the column `data`; a value that "
+                        "does not parse fails the run, naming its offset (see --dead-letter)")
+    p.add_argument("--dead-letter", metavar="PATH",
+                   help="with --value-schema: write records whose value does not parse to this Delta table, with "
+                        "their offsets and the error, and load the rest")
     p.add_argument("-X", dest="kafka", action="append", default=[], metavar="KEY=VALUE",
                    help="a Kafka client property, repeatable (e.g. -X security.protocol=SASL_SSL)")
     p.add_argument("--seed-records", metavar="N",
@@ -253,6 +267,7 @@ def validate(config: JobConfig) -> None:
         except re.error as exc:
             raise ConfigError(f"pattern {config.pattern!r} is not a regular expression: {exc}") from None
     check_sink_id(config.sink_id)
+    require_schema(config.dead_letter, config.value_schema)
     # The client settings are checked now; the embedded broker's address is not known yet, so stand one in.
     ClientConfig({**client_properties(config), "bootstrap.servers": config.bootstrap_servers
                   or config.kafka.get("bootstrap.servers") or "localhost:9092"})
@@ -291,11 +306,13 @@ def resolve_transform(text: str | None) -> Callable[[Any], Any] | None:
 
 
 def table_location(table: str) -> str:
-    """The table as an absolute local path: the sink reads its committed offsets from the table's files."""
+    """The table as the sink takes it: a catalog name (`db.table`) or a store URI as given, a local path
+    (or `file:` URI) made absolute."""
+    if is_table_name(table):
+        return table.strip()
     scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", table)
     if scheme and scheme.group(1).lower() != "file":
-        raise ConfigError(f"table {table!r}: only local (or locally mounted) paths are supported, "
-                          "because the committed offsets are read from the table's directory")
+        return table
     return str(Path(table.removeprefix("file:")).expanduser().resolve())
 
 
@@ -531,7 +548,8 @@ def sink_settings(config: JobConfig, source: Source, table: str) -> dict[str, An
             "sink_id": config.sink_id, "starting": config.starting_offsets,
             "fail_on_data_loss": config.fail_on_data_loss, "partition_by": config.partition_by,
             "transform": source.transform, "include_headers": config.include_headers,
-            "publish_group": config.publish_group}
+            "publish_group": config.publish_group, "value_schema": config.value_schema,
+            "dead_letter": table_location(config.dead_letter) if config.dead_letter else None}
 
 
 def resolve_source(config: JobConfig, table: str, note: Notes, spark: LazySpark,

@@ -87,6 +87,8 @@ def print_summary(config: LoadConfig, source: Source, table: str, result: LoadRe
         print(f"{PROG}: committed batch {result.batch} of sink {result.sink_id!r} to {table} "
               f"(Delta version {result.table_version})")
         print(f"  rows       {result.rows:,} in {result.seconds:.1f}s ({result.records_per_second:,.0f} records/s)")
+        if result.dead_letters:
+            print(f"  dead       {result.dead_letters:,} records whose value does not parse, to {config.dead_letter}")
     print("  offsets    next offset to load, per topic partition" + (" (from -> to)" if result.rows else ""))
     for line in offset_lines(PROG, result.start, result.offsets):
         print(line)
@@ -109,7 +111,7 @@ def run(config: LoadConfig, as_json: bool) -> int:
     spark = LazySpark(PROG)
     table = table_location(config.table or str(SAMPLE_TABLE))
     source = resolve_source(config, table, note, spark,
-                            lambda: committed_position(table, config.sink_id) is not None)
+                            lambda: committed_position(table, config.sink_id, spark) is not None)
     options = LoadOptions(**sink_settings(config, source, table), max_records=config.max_records,
                           progress=not as_json)
     try:

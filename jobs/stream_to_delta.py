@@ -213,14 +213,16 @@ class Watch:
         lag = offsets_behind_latest(progress.sources[0]) if progress is not None and progress.sources else {}
         if self.as_json:
             print(json.dumps({"micro_batch": batch_id, "batch": result.batch, "rows": result.rows,
+                              "dead_letters": result.dead_letters,
                               "table_version": result.table_version,
                               "offsets": json.loads(offsets_to_json(result.offsets)),
                               "seconds": round(result.seconds, 3), "behind_latest": lag}), flush=True)
             return
         behind = (f"; behind latest: max {int(lag['maxOffsetsBehindLatest']):,}, "
                   f"avg {float(lag['avgOffsetsBehindLatest']):,.1f} per partition" if lag else "")
+        dead = f" (+{result.dead_letters:,} to the dead-letter table)" if result.dead_letters else ""
         self.note(f"micro-batch {batch_id}: committed batch {result.batch} (Delta version {result.table_version}), "
-                  f"{result.rows:,} rows in {result.seconds:.1f}s{behind}")
+                  f"{result.rows:,} rows{dead} in {result.seconds:.1f}s{behind}")
 
     @property
     def rows(self) -> int:
@@ -263,7 +265,7 @@ def run(config: StreamConfig, as_json: bool) -> int:
     started = time.monotonic()
     spark = LazySpark(PROG)
     table = table_location(config.table or str(SAMPLE_TABLE))
-    before = committed_position(table, config.sink_id)
+    before = committed_position(table, config.sink_id, spark)
     source = resolve_source(config, table, note, spark, lambda: before is not None)
     watch = Watch(note, as_json)
     options = StreamOptions(
@@ -287,7 +289,7 @@ def run(config: StreamConfig, as_json: bool) -> int:
     finally:
         if feed is not None:
             feed.stop()
-    after = committed_position(table, config.sink_id)
+    after = committed_position(table, config.sink_id, spark)
     end = after.offsets if after else {}
     if as_json:
         print(json.dumps({"status": ended, "sink": config.sink_id, "micro_batches": len(watch.committed),

@@ -46,6 +46,7 @@ _EXPORTS = {
     "ConcurrentWriterError": "kafka_spark.delta",
     "BatchAlreadyCommittedError": "kafka_spark.delta",
     "OffsetsMovedBackwardsError": "kafka_spark.delta",
+    "BadRecordError": "kafka_spark.delta",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

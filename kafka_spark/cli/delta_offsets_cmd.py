@@ -1,40 +1,74 @@
 """`kafka-spark delta-offsets`: the Kafka offsets a Delta table holds, per sink, and with a broker their lag.
 
 Everything comes from the table's own files (its Delta log, read with delta-rs, and the kept offsets);
-no Spark, no JVM.
+no Spark, no JVM. A table on an object store is reached with the Hadoop settings the user gives Spark
+(`--conf spark.hadoop.fs.s3a.endpoint=...`, or `fs.s3a....`) and the AWS SDK's environment variables;
+secrets are never printed. Run under spark-submit, the command uses the driver's SparkSession instead:
+its Hadoop settings, and its catalog for a table given by name.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
 from kafka_spark.cli.metadata_cmd import add_client_args, client_props
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.lag import SinkLag, table_lag
+from kafka_spark.delta.location import TableLocation, locate, submitted_session
 from kafka_spark.delta.position import SinkCommit, committed_positions
-from kafka_spark.delta.table_state import TableState, local_path
+from kafka_spark.delta.storage import environment_hadoop_conf
+from kafka_spark.delta.table_state import local_path
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import offsets_to_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("delta-offsets", help="Kafka offsets committed in a Delta table per sink; lag with -b")
-    p.add_argument("table", help="the Delta table's directory (or file: URI)")
+    p.add_argument("table", help="the Delta table: a directory, a file: URI, a store URI (s3a://, abfss://, gs://, "
+                                 "hdfs://), or under spark-submit a catalog name (db.table)")
     p.add_argument("--sink", metavar="ID", help="only this sink id")
+    p.add_argument("--conf", dest="hadoop", action="append", default=[], metavar="KEY=VALUE",
+                   help="a Hadoop setting of the table's store, as given to Spark (spark.hadoop.fs.s3a.endpoint=... "
+                        "or fs.s3a.endpoint=...), repeatable; AWS_* environment variables are read too")
     add_client_args(p)
     p.set_defaults(run=run)
 
 
-def _check_table(table: str) -> None:
-    if TableState(table).refresh() is not None:
-        return
-    path = local_path(table)
+def hadoop_settings(items: list[str], environ: Mapping[str, str]) -> dict[str, str]:
+    """Hadoop settings from the AWS environment variables, then `--conf KEY=VALUE` flags over them.
+
+    `spark.hadoop.` prefixes are dropped; other `spark.*` settings are ignored, so the flags of a
+    spark-submit command can be given as they are.
+    """
+    conf = environment_hadoop_conf(environ)
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip().removeprefix("spark.hadoop.")
+        if not sep or not key:
+            raise ConfigError("--conf: expected KEY=VALUE")  # the text may hold a secret: not repeated
+        if key.startswith("spark."):
+            continue
+        if not key.startswith("fs."):
+            raise ConfigError(f"--conf {key}: expected a Hadoop file system setting (fs.* or spark.hadoop.fs.*)")
+        conf[key] = value.strip()
+    return conf
+
+
+def _locate(args: argparse.Namespace) -> TableLocation:
+    location = locate(args.table, submitted_session() or hadoop_settings(args.hadoop, os.environ))
+    if location is None:
+        raise ConfigError(f"{args.table}: the catalog has no such table")
+    if location.state().refresh() is not None:
+        return location
+    path = local_path(location.path)
     if path is not None and not path.exists():
-        raise ConfigError(f"{table}: no such table directory")
-    raise ConfigError(f"{table} is not a Delta table (no commit in its _delta_log)")
+        raise ConfigError(f"{args.table}: no such table directory")
+    raise ConfigError(f"{args.table} is not a Delta table (no commit in its _delta_log)")
 
 
 def _spark_json(offsets: dict[TopicPartition, int]) -> dict[str, dict[str, int]]:
@@ -48,12 +82,12 @@ def _when(ms: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    _check_table(args.table)
+    location = _locate(args)
     props = client_props(args)
     if "bootstrap.servers" in props:
-        lags = table_lag(args.table, props, args.sink)
+        lags = table_lag(location, props, args.sink)
         return _print_lags(args.table, lags, args.json)
-    positions = committed_positions(args.table)
+    positions = committed_positions(location)
     if args.sink is not None:
         if args.sink not in positions:
             known = ", ".join(sorted(positions)) or "none"

@@ -1,6 +1,7 @@
 """Delta Lake sink: Kafka offsets committed in the same Delta transaction as the rows; resume; lag."""
 
 from kafka_spark.delta.errors import (
+    BadRecordError,
     BatchAlreadyCommittedError,
     ConcurrentWriterError,
     OffsetsMovedBackwardsError,
@@ -12,6 +13,7 @@ from kafka_spark.delta.sink import LoadOptions, LoadResult, load
 from kafka_spark.delta.stream import CheckpointMismatchError, StreamOptions, start_stream, trigger_kwargs
 
 __all__ = [
+    "BadRecordError",
     "BatchAlreadyCommittedError",
     "CheckpointMismatchError",
     "ConcurrentWriterError",

@@ -28,3 +28,15 @@ class BatchAlreadyCommittedError(ConcurrentWriterError):
 
 class OffsetsMovedBackwardsError(SinkError):
     """The broker's offsets are behind what the table has loaded (topic recreated or truncated)."""
+
+
+class BadRecordError(SinkError):
+    """A record's value does not parse with the value schema and no dead-letter table is set: the first one."""
+
+    def __init__(self, message: str, topic: str, partition: int, offset: int, reason: str, count: int) -> None:
+        super().__init__(message)
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.reason = reason
+        self.count = count

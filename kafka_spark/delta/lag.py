@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from kafka_spark.client.cluster import Cluster
@@ -12,6 +12,7 @@ from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.errors import UnknownTopicError
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.offsets import earliest_offsets, latest_offsets
+from kafka_spark.delta.location import TableLocation
 from kafka_spark.delta.position import SinkCommit, committed_positions
 from kafka_spark.errors import ConfigError
 
@@ -67,10 +68,13 @@ def sink_lag(cluster: Cluster, commit: SinkCommit) -> SinkLag:
                    missing_topics=tuple(missing))
 
 
-def table_lag(table: str | Path, kafka_config: ClientConfig | Mapping[str, Any], sink_id: str | None = None,
-              storage_options: Mapping[str, str] | None = None) -> dict[str, SinkLag]:
-    """The lag of every sink of `table` (or only `sink_id`), keyed by sink id; {} for a table with no sink."""
-    positions = committed_positions(table, storage_options)
+def table_lag(table: str | os.PathLike[str] | TableLocation, kafka_config: ClientConfig | Mapping[str, Any],
+              sink_id: str | None = None, conf: Any = None) -> dict[str, SinkLag]:
+    """The lag of every sink of `table` (or only `sink_id`), keyed by sink id; {} for a table with no sink.
+
+    `table` and `conf` (how to reach its store) are as in `committed_positions`.
+    """
+    positions = committed_positions(table, conf)
     if sink_id is not None:
         if sink_id not in positions:
             known = ", ".join(sorted(positions)) or "none"

@@ -17,18 +17,20 @@ from typing import Any
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.groups import GroupAdmin
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.delta.catalog import create_catalog_table
+from kafka_spark.delta.dead_letter import ParsedValues, check_options, reconcile
 from kafka_spark.delta.errors import BatchAlreadyCommittedError, ConcurrentWriterError, DeltaLogError
+from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.plan import BatchPlan, plan_batch
 from kafka_spark.delta.position import (
     SinkCommit,
     app_id,
     check_sink_id,
     commit_of,
-    committed_position,
-    committed_positions,
     logged_commit,
     materialize,
     now_ms,
+    sink_positions,
     write_pending,
 )
 from kafka_spark.delta.progress import Progress
@@ -48,6 +50,8 @@ class LoadOptions:
     """What to load where. `kafka` holds client properties (`bootstrap.servers`, security, ...).
 
     `merge_schema` lets a write add the columns a transform introduces (Delta's `mergeSchema`).
+    `value_schema` (Spark DDL) parses each value as JSON into the column `data`; a value that does not parse
+    fails the write, or with `dead_letter` (a Delta table) goes there and the rest loads (see dead_letter.py).
     """
 
     table: str
@@ -64,6 +68,8 @@ class LoadOptions:
     publish_group: str | None = None
     progress: bool = False
     merge_schema: bool = False
+    value_schema: str | None = None
+    dead_letter: str | None = None
 
 
 @dataclass
@@ -80,6 +86,7 @@ class LoadResult:
     offsets: dict[TopicPartition, int] = field(default_factory=dict)
     lost: dict[TopicPartition, int] = field(default_factory=dict)
     run_id: str = ""
+    dead_letters: int = 0
 
     @property
     def records_per_second(self) -> float:
@@ -91,15 +98,8 @@ class LoadResult:
             "seconds": round(self.seconds, 3), "records_per_second": round(self.records_per_second, 1),
             "table_version": self.table_version, "start": json.loads(offsets_to_json(self.start)),
             "offsets": json.loads(offsets_to_json(self.offsets)),
-            "lost": json.loads(offsets_to_json(self.lost)), "run": self.run_id,
+            "lost": json.loads(offsets_to_json(self.lost)), "run": self.run_id, "dead_letters": self.dead_letters,
         }
-
-
-def check_local_table(table: str) -> None:
-    """The sink keeps offsets files with local file I/O: refuse object-store URIs rather than misplace them."""
-    scheme = table.split("://", 1)[0] if "://" in table else ""
-    if scheme and scheme != "file":
-        raise ConfigError(f"table {table!r}: only local or mounted paths are supported (got a {scheme}:// URI)")
 
 
 def _crash_point(name: str) -> None:
@@ -111,18 +111,18 @@ def load(spark, options: LoadOptions) -> LoadResult:
     """Load everything new since the table's committed offsets (up to `max_records`) in one Delta commit."""
     started = time.monotonic()
     sink_id = check_sink_id(options.sink_id)
-    check_local_table(options.table)
+    check_options(spark, options)
     run_id = uuid.uuid4().hex[:12]
-    positions = committed_positions(options.table)
-    # A sink whose kept-offsets directory is gone is still found by its `txn` in the log.
-    previous = positions.pop(sink_id, None) or committed_position(options.table, sink_id)
+    location = locate(options.table, spark)
+    previous, others = sink_positions(location, sink_id)
+    reconcile(spark, options, previous)
     with Cluster(options.kafka) as cluster:
-        plan = plan_batch(cluster, previous, list(positions.values()), options.topics, options.pattern,
+        plan = plan_batch(cluster, previous, others, options.topics, options.pattern,
                           options.starting, options.max_records, options.fail_on_data_loss)
         if plan.size == 0 and previous is not None and not plan.lost:
             return LoadResult("up-to-date", sink_id, previous.batch, seconds=time.monotonic() - started,
                               offsets=previous.offsets, run_id=run_id)
-        result = commit_batch(spark, options, plan, run_id)
+        result = commit_batch(spark, options, plan, run_id, location)
         if options.publish_group:
             GroupAdmin(cluster).commit(options.publish_group, result.offsets)
     result.seconds = time.monotonic() - started
@@ -186,25 +186,44 @@ def resolve_callable(path: str) -> Transform:
     return target
 
 
-def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str) -> LoadResult:
+def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str,
+                 location: TableLocation | None = None) -> LoadResult:
     """Write the plan's rows and offsets in one Delta commit; detect a batch someone else committed."""
     commit = SinkCommit(sink_id=options.sink_id, batch=plan.batch, offsets=plan.committed_offsets(),
                         start_offsets=dict(plan.start), run_id=run_id, committed_at_ms=now_ms())
-    result = write_commit(spark, options, read_plan(spark, options, plan), commit, f"batch {plan.batch}")
+    result = write_commit(spark, options, read_plan(spark, options, plan), commit, f"batch {plan.batch}", location)
     result.lost = dict(plan.lost)
     return result
 
 
-def write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: str) -> LoadResult:
+def write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: str,
+                 location: TableLocation | None = None) -> LoadResult:
     """Append `df` (transformed) with `commit` as Delta `txn` + `userMetadata`, in one Delta commit.
 
     Shared by batch loads and micro-batches. `commit` is recorded as pending first; afterwards the
-    committed truth is read back from the Delta log and kept beside the table.
+    committed truth is read back from the Delta log and kept beside the table. `location` is
+    `options.table` located, when the caller has done it (a catalog table is created here if need be).
     """
-    table, sink_id = options.table, options.sink_id
-    write_pending(table, commit)
+    if options.value_schema is None:
+        return _write_commit(spark, options, df, commit, label, None, location)
+    values = ParsedValues(options, df)
+    try:
+        return _write_commit(spark, options, values.main, values.counted(commit), label, values, location)
+    finally:
+        values.close()
+
+
+def _write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: str,
+                  values: ParsedValues | None, location: TableLocation | None) -> LoadResult:
+    sink_id = options.sink_id
     out = apply_transform(df, options.transform)
-    state = TableState(table)
+    # A catalog table's first write creates it from the output's schema first: its location must be
+    # known before the pending record is written there.
+    location = location or locate(options.table, spark) or path_location(
+        create_catalog_table(spark, options.table, out.schema, options.partition_by), spark, name=options.table)
+    table = str(location)
+    write_pending(location, commit)
+    state = location.state()
     before = state.refresh()
     before = -1 if before is None else before
     writer = (out.write.format("delta").mode("append")
@@ -218,10 +237,12 @@ def write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: str
     try:
         if options.progress:
             with Progress(spark, f"{sink_id} {label}"):
-                writer.save(table)
+                _save(writer, location)
         else:
-            writer.save(table)
+            _save(writer, location)
     except Exception as exc:  # Delta's conflict errors come through py4j as several types
+        if values is not None:
+            values.explain(exc, commit.batch)
         if _is_conflict(exc):
             raise ConcurrentWriterError(
                 f"another load committed to {table} for sink {sink_id!r} at the same time; this run's batch "
@@ -229,15 +250,27 @@ def write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: str
         raise
     _crash_point("after-commit")
     state.refresh()
-    winner, info = _committed(state, sink_id, commit.batch, before)
+    winner, info = _committed(location, state, sink_id, commit.batch, before)
     if winner.run_id != commit.run_id:
         raise BatchAlreadyCommittedError(
             f"batch {commit.batch} of sink {sink_id!r} was already committed to {table} by run {winner.run_id}; "
             "Delta skipped this run's write, so nothing was written twice", commit.batch, winner.run_id)
-    materialize(table, winner)
+    materialize(location, winner)
+    if values is not None and winner.dead_letters:
+        _crash_point("before-dead-letters")
+        values.write(winner)
     version = state.version_reaching(app_id(sink_id), commit.batch, before)
     return LoadResult("committed", sink_id, commit.batch, rows=_output_rows(info), table_version=version,
-                      start=dict(commit.start_offsets), offsets=winner.offsets, run_id=commit.run_id)
+                      start=dict(commit.start_offsets), offsets=winner.offsets, run_id=commit.run_id,
+                      dead_letters=winner.dead_letters)
+
+
+def _save(writer, location: TableLocation) -> None:
+    """Write by name to a catalog table (so the catalog sees the write), else to the path."""
+    if location.name:
+        writer.saveAsTable(location.name)
+    else:
+        writer.save(location.path)
 
 
 _CONFLICT_MARKERS = ("Concurrent", "CONCURRENT", "ProtocolChanged", "MetadataChanged", "PROTOCOL_CHANGED",
@@ -250,7 +283,7 @@ def _is_conflict(exc: BaseException) -> bool:
     return any(m in text for m in _CONFLICT_MARKERS)
 
 
-def _committed(state: TableState, sink_id: str, batch: int,
+def _committed(location: TableLocation, state: TableState, sink_id: str, batch: int,
                before: int) -> tuple[SinkCommit, dict[str, Any] | None]:
     """The commit holding `batch`: a commit after version `before` (this run's, or a racing run's) or an
     earlier one when Delta skipped the write; with its commitInfo when it is recent."""
@@ -261,7 +294,7 @@ def _committed(state: TableState, sink_id: str, batch: int,
     if recorded is None or recorded < batch:
         raise DeltaLogError(f"{state.location}: the write returned but batch {batch} of {sink_id!r} "
                             "is not in the Delta log")
-    return commit_of(state, sink_id, batch), None
+    return commit_of(location, state, sink_id, batch), None
 
 
 def _output_rows(info: dict[str, Any] | None) -> int:

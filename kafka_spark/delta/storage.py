@@ -1,7 +1,8 @@
-"""delta-rs table URIs and storage options derived from the Hadoop configuration the user gave Spark.
+"""delta-rs table URIs and storage options, and pyarrow file systems, from the Hadoop settings the user gave Spark.
 
-The credentials a user configured for Spark stay the only copy: what delta-rs needs is read from the
-same Hadoop keys. Mapped, per store:
+The credentials a user configured for Spark stay the only copy: what delta-rs (the table's log) and
+pyarrow (the files kept beside the table, when there is no Spark) need is read from the same Hadoop
+keys. Mapped, per store:
 
 - `s3a://` (and `s3n://`, `s3://`): `fs.s3a.access.key`, `secret.key`, `session.token`, `endpoint`,
   `endpoint.region`, `path.style.access`, `connection.ssl.enabled`, and the anonymous credentials
@@ -13,15 +14,20 @@ same Hadoop keys. Mapped, per store:
   `google.cloud.auth.service.account.json.keyfile`).
 
 Anything else (OAuth, SAS tokens, custom credential providers, `hdfs://`, local paths) passes through
-with no options, leaving delta-rs to its own defaults.
+with no options, leaving delta-rs to its own defaults. Without Spark, the AWS SDK's environment
+variables (`AWS_ACCESS_KEY_ID`, `AWS_REGION`, `AWS_ENDPOINT_URL`, ...) can stand in for S3A's keys.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    import pyarrow.fs
 
 _S3_SCHEMES = ("s3a", "s3n", "s3")
 _AZURE_SCHEMES = ("abfss", "abfs")
@@ -54,9 +60,13 @@ def hadoop_keys(table: str) -> list[str]:
     return []
 
 
+def _hadoop(conf: Mapping[str, str]) -> dict[str, str]:
+    return {k.removeprefix("spark.hadoop."): v.strip() for k, v in conf.items() if v is not None}
+
+
 def storage_options(table: str, hadoop_conf: Mapping[str, str]) -> dict[str, str]:
     """delta-rs storage options for `table` from Hadoop settings (`spark.hadoop.` prefixes allowed)."""
-    conf = {k.removeprefix("spark.hadoop."): v.strip() for k, v in hadoop_conf.items() if v is not None}
+    conf = _hadoop(hadoop_conf)
     parts = urlsplit(table)
     scheme = parts.scheme.lower()
     if scheme in _S3_SCHEMES:
@@ -70,33 +80,108 @@ def storage_options(table: str, hadoop_conf: Mapping[str, str]) -> dict[str, str
     return {}
 
 
-def _s3_options(bucket: str, conf: Mapping[str, str]) -> dict[str, str]:
+@dataclass(frozen=True)
+class _S3Settings:
+    """What S3A would use for one bucket, resolved from the Hadoop keys (per-bucket keys first)."""
+
+    access_key: str
+    secret_key: str
+    session_token: str
+    region: str
+    anonymous: bool
+    path_style: bool
+    endpoint: str  # "scheme://host[:port][/path]", or "" for AWS's own endpoints
+    aws_region: str  # the region an AWS endpoint names ("" when it names none)
+
+
+def _s3_settings(bucket: str, conf: Mapping[str, str]) -> _S3Settings:
     def get(key: str) -> str:
         return conf.get(f"fs.s3a.bucket.{bucket}.{key}") or conf.get(f"fs.s3a.{key}") or ""
 
-    options = {"AWS_ACCESS_KEY_ID": get("access.key"), "AWS_SECRET_ACCESS_KEY": get("secret.key"),
-               "AWS_SESSION_TOKEN": get("session.token"), "AWS_REGION": get("endpoint.region")}
-    if _ANONYMOUS_PROVIDER in get("aws.credentials.provider"):
-        options["AWS_SKIP_SIGNATURE"] = "true"
-    path_style = get("path.style.access").lower() == "true"
-    options["AWS_VIRTUAL_HOSTED_STYLE_REQUEST"] = str(not path_style).lower()
-    endpoint = get("endpoint")
+    endpoint, aws_region = get("endpoint"), ""
     if endpoint:
         # S3A takes a bare host and picks the scheme from connection.ssl.enabled (default true).
         if "://" not in endpoint:
             ssl = get("connection.ssl.enabled").lower() != "false"
             endpoint = f"{'https' if ssl else 'http'}://{endpoint}"
-        url = urlsplit(endpoint)
-        aws = _AWS_ENDPOINT.match(url.hostname or "")
+        aws = _AWS_ENDPOINT.match(urlsplit(endpoint).hostname or "")
         if aws:
-            options["AWS_REGION"] = options["AWS_REGION"] or aws.group("region") or "us-east-1"
-        else:
-            # delta-rs expects a virtual-hosted endpoint to name the bucket already.
-            host = url.netloc if path_style else f"{bucket}.{url.netloc}"
-            options["AWS_ENDPOINT_URL"] = f"{url.scheme}://{host}{url.path.rstrip('/')}"
-            if url.scheme == "http":
-                options["AWS_ALLOW_HTTP"] = "true"
+            endpoint, aws_region = "", aws.group("region") or "us-east-1"
+    return _S3Settings(
+        access_key=get("access.key"), secret_key=get("secret.key"), session_token=get("session.token"),
+        region=get("endpoint.region"), anonymous=_ANONYMOUS_PROVIDER in get("aws.credentials.provider"),
+        path_style=get("path.style.access").lower() == "true", endpoint=endpoint.rstrip("/"), aws_region=aws_region)
+
+
+def _s3_options(bucket: str, conf: Mapping[str, str]) -> dict[str, str]:
+    s3 = _s3_settings(bucket, conf)
+    options = {"AWS_ACCESS_KEY_ID": s3.access_key, "AWS_SECRET_ACCESS_KEY": s3.secret_key,
+               "AWS_SESSION_TOKEN": s3.session_token, "AWS_REGION": s3.region or s3.aws_region}
+    if s3.anonymous:
+        options["AWS_SKIP_SIGNATURE"] = "true"
+    options["AWS_VIRTUAL_HOSTED_STYLE_REQUEST"] = str(not s3.path_style).lower()
+    if s3.endpoint:
+        url = urlsplit(s3.endpoint)
+        # delta-rs expects a virtual-hosted endpoint to name the bucket already.
+        host = url.netloc if s3.path_style else f"{bucket}.{url.netloc}"
+        options["AWS_ENDPOINT_URL"] = f"{url.scheme}://{host}{url.path}"
+        if url.scheme == "http":
+            options["AWS_ALLOW_HTTP"] = "true"
     return {k: v for k, v in options.items() if v}
+
+
+def arrow_filesystem(table: str, hadoop_conf: Mapping[str, str]) -> tuple[pyarrow.fs.FileSystem, str]:
+    """A pyarrow file system for `table`'s store from Hadoop settings, and the table's path in it.
+
+    S3 follows S3A's keys as `storage_options` does; Azure takes the account key; GCS uses Google's
+    default credentials (`GOOGLE_APPLICATION_CREDENTIALS`); anything else is left to pyarrow's
+    `FileSystem.from_uri` (`hdfs://` needs libhdfs there).
+    """
+    import pyarrow.fs as pafs
+
+    conf = _hadoop(hadoop_conf)
+    parts = urlsplit(table)
+    scheme = parts.scheme.lower()
+    if scheme in _S3_SCHEMES:
+        s3 = _s3_settings(parts.netloc, conf)
+        kwargs: dict[str, Any] = {"region": s3.region or s3.aws_region or None}
+        if s3.anonymous:
+            kwargs["anonymous"] = True
+        elif s3.access_key:
+            kwargs.update(access_key=s3.access_key, secret_key=s3.secret_key,
+                          session_token=s3.session_token or None)
+        if s3.endpoint:
+            url = urlsplit(s3.endpoint)
+            kwargs.update(endpoint_override=f"{url.netloc}{url.path}", scheme=url.scheme,
+                          force_virtual_addressing=not s3.path_style)
+        return pafs.S3FileSystem(**kwargs), f"{parts.netloc}{parts.path}"
+    if scheme in _AZURE_SCHEMES and parts.hostname:
+        container = parts.username or ""
+        key = conf.get(f"fs.azure.account.key.{parts.hostname}")
+        account = parts.hostname.split(".", 1)[0]
+        return pafs.AzureFileSystem(account_name=account, account_key=key or None), f"{container}{parts.path}"
+    if scheme == "gs":
+        return pafs.GcsFileSystem(), f"{parts.netloc}{parts.path}"
+    return pafs.FileSystem.from_uri(table)
+
+
+# The AWS SDK's standard variables, as fallbacks for S3A's keys (S3A's default credential chain reads the
+# first three itself).
+_AWS_ENVIRONMENT = (
+    ("AWS_ACCESS_KEY_ID", "fs.s3a.access.key"), ("AWS_SECRET_ACCESS_KEY", "fs.s3a.secret.key"),
+    ("AWS_SESSION_TOKEN", "fs.s3a.session.token"), ("AWS_REGION", "fs.s3a.endpoint.region"),
+    ("AWS_DEFAULT_REGION", "fs.s3a.endpoint.region"), ("AWS_ENDPOINT_URL_S3", "fs.s3a.endpoint"),
+    ("AWS_ENDPOINT_URL", "fs.s3a.endpoint"),
+)
+
+
+def environment_hadoop_conf(environ: Mapping[str, str]) -> dict[str, str]:
+    """S3A keys from the AWS variables of `environ` (the first variable set for a key wins)."""
+    conf: dict[str, str] = {}
+    for variable, key in _AWS_ENVIRONMENT:
+        if environ.get(variable) and key not in conf:
+            conf[key] = environ[variable]
+    return conf
 
 
 def session_hadoop_conf(spark: Any, table: str) -> dict[str, str]:

@@ -25,17 +25,20 @@ from typing import Any
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.groups import GroupAdmin
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.delta.catalog import create_catalog_table, is_table_name
+from kafka_spark.delta.dead_letter import check_options, reconcile
 from kafka_spark.delta.errors import SinkError
+from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.offset_log import batch_end_offsets
 from kafka_spark.delta.plan import selected_partitions, starting_spec
 from kafka_spark.delta.position import (
     SinkCommit,
     check_sink_id,
     committed_position,
-    committed_positions,
     now_ms,
+    sink_positions,
 )
-from kafka_spark.delta.sink import LoadOptions, LoadResult, check_local_table, write_commit
+from kafka_spark.delta.sink import LoadOptions, LoadResult, apply_transform, write_commit
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
 from kafka_spark.spark.options import duration_ms
@@ -54,7 +57,8 @@ class StreamOptions(LoadOptions):
     """A Kafka -> Delta stream: `LoadOptions` plus the query's checkpoint, trigger and per-trigger limits.
 
     `trigger` is `available-now`, `once`, or a processing-time interval (`10s`, `500ms`, `1m`).
-    `checkpoint` defaults to `<table>/_kafka_spark/checkpoints/<sink id>` (VACUUM leaves `_` paths alone).
+    `checkpoint` defaults to `<table>/_kafka_spark/checkpoints/<sink id>` (VACUUM leaves `_` paths alone);
+    for a catalog table, `start_stream` sets it from the table's location.
     `on_commit(batch_id, result)` is called on the driver after each micro-batch's Delta commit.
     """
 
@@ -68,7 +72,17 @@ class StreamOptions(LoadOptions):
 
     @property
     def checkpoint_location(self) -> str:
-        return self.checkpoint or f"{self.table.rstrip('/')}/_kafka_spark/checkpoints/{self.sink_id}"
+        if self.checkpoint:
+            return self.checkpoint
+        if is_table_name(self.table):
+            raise ConfigError(f"the checkpoint of catalog table {self.table} goes beside the table's location, "
+                              "known once start_stream has found it; or give `checkpoint`")
+        return default_checkpoint(self.table, self.sink_id)
+
+
+def default_checkpoint(location: str, sink_id: str) -> str:
+    """The query's checkpoint beside the table (VACUUM leaves `_` paths alone)."""
+    return f"{location.rstrip('/')}/_kafka_spark/checkpoints/{sink_id}"
 
 
 def trigger_kwargs(trigger: str) -> dict[str, Any]:
@@ -86,12 +100,10 @@ def trigger_kwargs(trigger: str) -> dict[str, Any]:
     return {"processingTime": f"{ms} milliseconds"}
 
 
-def starting_option(cluster: Cluster, options: StreamOptions) -> tuple[str, str]:
+def starting_option(cluster: Cluster, options: StreamOptions, location: TableLocation | None) -> tuple[str, str]:
     """The source option that places the query: the table's position, or the user's start for a new sink."""
-    positions = committed_positions(options.table)
-    # A sink whose kept-offsets directory is gone is still found by its `txn` in the log.
-    previous = positions.pop(options.sink_id, None) or committed_position(options.table, options.sink_id)
-    tps = selected_partitions(cluster, list(positions.values()), options.topics, options.pattern)
+    previous, others = sink_positions(location, options.sink_id)
+    tps = selected_partitions(cluster, others, options.topics, options.pattern)
     if previous is None:
         spec = starting_spec(options.starting)
         if spec.kind == "timestamp":
@@ -104,12 +116,15 @@ def starting_option(cluster: Cluster, options: StreamOptions) -> tuple[str, str]
 def start_stream(spark, options: StreamOptions):
     """Start the query (a `StreamingQuery`); every micro-batch is one Delta commit of rows and offsets."""
     check_sink_id(options.sink_id)
-    check_local_table(options.table)
+    check_options(spark, options)
+    location = locate(options.table, spark)
+    if options.dead_letter is not None:
+        reconcile(spark, options, committed_position(location, options.sink_id) if location else None)
     reader = spark.readStream.format("pykafka")
     for k, v in options.kafka.items():
         reader = reader.option(f"kafka.{k}", v)
     with Cluster(options.kafka) as cluster:
-        reader = reader.option(*starting_option(cluster, options))
+        reader = reader.option(*starting_option(cluster, options, location))
     if options.pattern:
         reader = reader.option("subscribePattern", options.pattern)
     else:
@@ -124,7 +139,15 @@ def start_stream(spark, options: StreamOptions):
         reader = reader.option(k, v)
     df = (reader.option("failOnDataLoss", str(options.fail_on_data_loss).lower())
           .option("includeHeaders", str(options.include_headers).lower()).load())
-    writer = MicroBatchWriter(spark, options)
+    if location is None:
+        # A catalog table new to the catalog is created from the query's output schema now, so that its
+        # checkpoint can live beside it.
+        schema = apply_transform(df, options.transform).schema
+        location = path_location(create_catalog_table(spark, options.table, schema, options.partition_by), spark,
+                                 name=options.table)
+    if options.checkpoint is None and location.name:
+        options.checkpoint = default_checkpoint(location.path, options.sink_id)
+    writer = MicroBatchWriter(spark, options, location)
     return (df.writeStream.foreachBatch(writer).option("checkpointLocation", options.checkpoint_location)
             .queryName(f"kafka-spark-{options.sink_id}").trigger(**trigger_kwargs(options.trigger)).start())
 
@@ -132,9 +155,10 @@ def start_stream(spark, options: StreamOptions):
 class MicroBatchWriter:
     """The `foreachBatch` function: one Delta commit per micro-batch, replays recognised and skipped."""
 
-    def __init__(self, spark, options: StreamOptions) -> None:
+    def __init__(self, spark, options: StreamOptions, location: TableLocation | None = None) -> None:
         self.spark = spark
         self.options = options
+        self.location = location
         self.results: list[LoadResult] = []
 
     def __call__(self, df, batch_id: int) -> None:
@@ -144,7 +168,9 @@ class MicroBatchWriter:
         if end is None:
             raise SinkError(f"{checkpoint}: micro-batch {batch_id} has no offset log entry")
         start = batch_end_offsets(self.spark, checkpoint, batch_id - 1) if batch_id > 0 else None
-        previous = committed_position(options.table, options.sink_id)
+        self.location = self.location or locate(options.table, self.spark)
+        previous = committed_position(self.location, options.sink_id) if self.location else None
+        reconcile(self.spark, options, previous)
         if previous is not None:
             if all(previous.offsets.get(tp) == off for tp, off in end.items()):
                 log.warning("micro-batch %d of the query ends at the offsets the table already holds (batch %d "
@@ -157,7 +183,7 @@ class MicroBatchWriter:
         commit = SinkCommit(sink_id=options.sink_id, batch=batch, offsets={**carried, **end},
                             start_offsets=dict(start if start is not None else previous.offsets if previous else {}),
                             run_id=f"{uuid.uuid4().hex[:8]}-q{batch_id}", committed_at_ms=now_ms())
-        result = write_commit(self.spark, options, df, commit, f"micro-batch {batch_id}")
+        result = write_commit(self.spark, options, df, commit, f"micro-batch {batch_id}", self.location)
         result.seconds = time.monotonic() - started
         if options.publish_group:
             with Cluster(options.kafka) as cluster:

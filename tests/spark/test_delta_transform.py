@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_spark.delta import LoadOptions, load
 from kafka_spark.delta.sink import apply_transform
 from kafka_spark.errors import ConfigError
 
@@ -26,6 +25,3 @@ def test_callable_and_module_path_transforms(spark):
         apply_transform(df, "drop everything")
 
 
-def test_object_store_tables_are_refused_clearly(spark):
-    with pytest.raises(ConfigError, match="only local or mounted paths"):
-        load(spark, LoadOptions(table="s3a://bucket/t", kafka={"bootstrap.servers": "127.0.0.1:9"}, topics=["t"]))

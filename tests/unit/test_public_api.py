@@ -10,8 +10,8 @@ import pytest
 import kafka_spark
 
 PUBLIC = [
-    "AuthenticationError", "BatchAlreadyCommittedError", "BrokerError", "CheckpointMismatchError", "ClientConfig",
-    "ConcurrentWriterError",
+    "AuthenticationError", "BadRecordError", "BatchAlreadyCommittedError", "BrokerError", "CheckpointMismatchError",
+    "ClientConfig", "ConcurrentWriterError",
     "ConfigError", "CorruptRecordError", "DataLossError", "DecodeError", "KafkaClient", "KafkaConnectionError",
     "KafkaDataSource", "KafkaSparkError", "LoadOptions", "LoadResult", "OffsetRange", "OffsetsMovedBackwardsError",
     "Producer", "StreamOptions", "TopicPartition", "__version__", "committed_position", "committed_positions",

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +26,20 @@ REPO = Path(__file__).resolve().parents[3]
 JOBS = REPO / "jobs"
 
 
-def run_job(job: Path, *args: str, env: dict[str, str] | None = None,
-            timeout: float = 400) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(REPO / "spark-submit.sh"), str(job), *args], cwd=REPO, env=env,
+def run_job(job: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 400,
+            spark_conf: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`./spark-submit.sh [--conf k=v ...] job args`: `spark_conf` goes to spark-submit, `args` to the job."""
+    conf = [f"--conf={k}={v}" for k, v in (spark_conf or {}).items()]
+    return subprocess.run([str(REPO / "spark-submit.sh"), *conf, str(job), *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=timeout, check=False)
+
+
+def delta_offsets(*args: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`kafka-spark delta-offsets args` in a fresh interpreter, failing if anything imports pyspark."""
+    code = ("import sys; from kafka_spark.cli.main import main; rc = main(sys.argv[1:]); "
+            "assert 'pyspark' not in sys.modules, 'pyspark was imported'; sys.exit(rc)")
+    return subprocess.run([sys.executable, "-c", code, "delta-offsets", *args], capture_output=True, text=True,
+                          timeout=120, check=False, env=None if env is None else dict(env))
 
 
 def summary(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:

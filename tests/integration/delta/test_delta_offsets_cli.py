@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from delta_support import delta_offsets
 
 from kafka_spark.client import KafkaClient, Producer, TopicPartition
 from kafka_spark.delta.lag import table_lag
@@ -19,14 +20,6 @@ def run_job(*args: str) -> dict[str, Any]:
                           cwd=REPO, capture_output=True, text=True, timeout=400, check=False)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    # The command must not need Spark: fail if anything imports pyspark.
-    code = ("import sys; from kafka_spark.cli.main import main; rc = main(sys.argv[1:]); "
-            "assert 'pyspark' not in sys.modules, 'pyspark was imported'; sys.exit(rc)")
-    return subprocess.run([sys.executable, "-c", code, "delta-offsets", *args], capture_output=True, text=True,
-                          timeout=120, check=False)
 
 
 def produce(bootstrap: str, topic: str, count: int) -> None:
@@ -42,7 +35,7 @@ def test_offsets_and_lag_match_the_job_and_the_brokers(kafka, topic_name: str, t
     table = tmp_path / "table"
     loaded = run_job("-b", kafka.bootstrap, "--topics", topic_name, "--table", str(table), "--sink-id", "orders")
 
-    offline = cli(str(table), "--json")
+    offline = delta_offsets(str(table), "--json")
     assert offline.returncode == 0, offline.stderr
     assert json.loads(offline.stdout) == {
         "orders": {"batch": 0, "committed_at_ms": json.loads(offline.stdout)["orders"]["committed_at_ms"],
@@ -55,7 +48,7 @@ def test_offsets_and_lag_match_the_job_and_the_brokers(kafka, topic_name: str, t
     want_lag = {str(tp.partition): latest[tp] - committed[tp] for tp in committed}
     assert sum(want_lag.values()) == 150
 
-    online = cli(str(table), "--sink", "orders", "-b", kafka.bootstrap, "--json")
+    online = delta_offsets(str(table), "--sink", "orders", "-b", kafka.bootstrap, "--json")
     assert online.returncode == 0, online.stderr
     report = json.loads(online.stdout)["orders"]
     assert report["offsets"] == loaded["offsets"]
@@ -63,13 +56,13 @@ def test_offsets_and_lag_match_the_job_and_the_brokers(kafka, topic_name: str, t
     assert report["latest"] == {topic_name: {str(tp.partition): o for tp, o in latest.items()}}
     assert report["total_lag"] == 150
 
-    text = cli(str(table), "-b", kafka.bootstrap)
+    text = delta_offsets(str(table), "-b", kafka.bootstrap)
     assert text.returncode == 0, text.stderr
     assert "sink orders: batch 0" in text.stdout and "total lag: 150 records" in text.stdout
     for p, off in loaded["offsets"][topic_name].items():
         assert any(line.split()[:3] == [topic_name, p, str(off)] for line in text.stdout.splitlines())
 
-    unknown = cli(str(table), "--sink", "nope")
+    unknown = delta_offsets(str(table), "--sink", "nope")
     assert unknown.returncode == 2
     assert unknown.stderr.strip() == f"kafka-spark: error: sink 'nope' has not committed to {table} (sinks: orders)"
 
@@ -85,9 +78,9 @@ def test_offsets_and_lag_match_the_job_and_the_brokers(kafka, topic_name: str, t
 
 
 def test_not_a_table(tmp_path: Path):
-    missing = cli(str(tmp_path / "nothing"))
+    missing = delta_offsets(str(tmp_path / "nothing"))
     assert missing.returncode == 2
     assert missing.stderr.strip() == f"kafka-spark: error: {tmp_path / 'nothing'}: no such table directory"
-    plain = cli(str(tmp_path))
+    plain = delta_offsets(str(tmp_path))
     assert plain.returncode == 2
     assert "is not a Delta table" in plain.stderr

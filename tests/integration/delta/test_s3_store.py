@@ -1,5 +1,6 @@
 """Delta tables on an S3-compatible server: Spark writes through s3a://, delta-rs reads the same table with
-options derived from the SparkSession's Hadoop configuration."""
+options derived from the SparkSession's Hadoop configuration, and the files kept beside the table are the
+same through Hadoop's FileSystem and through pyarrow."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import uuid
 
 from deltalake import DeltaTable
 
+from kafka_spark.delta.location import path_location
 from kafka_spark.delta.storage import delta_rs_location
+from kafka_spark.delta.table_files import ArrowFiles, HadoopFiles
 
 SINK = "sink-s3"
 
@@ -70,3 +73,27 @@ def test_s3a_renames_and_multipart_uploads(spark_s3, s3) -> None:
     assert fs.rename(path, final)
     assert not fs.exists(path)
     assert fs.getFileStatus(final).getLen() == 6 << 20
+
+
+def test_kept_files_written_through_hadoop_are_read_through_pyarrow_and_back(spark_s3, s3) -> None:
+    table = s3.url(f"kept/{uuid.uuid4().hex}")
+    hadoop = path_location(table, spark_s3).files
+    arrow = path_location(table, s3.hadoop_conf()).files
+    assert isinstance(hadoop, HadoopFiles) and isinstance(arrow, ArrowFiles)
+    for files in (hadoop, arrow):
+        assert files.read_text("_kafka_spark/offsets/s/0.json") is None
+        assert files.list_dirs("_kafka_spark/offsets") == []
+    hadoop.write_text("_kafka_spark/offsets/s/0.json", '{"batch":0}')
+    hadoop.write_text("_kafka_spark/offsets/s/pending/1-r.json", "{}")
+    arrow.write_text("_kafka_spark/offsets/t/pending/0-r.json", "{}")
+    hadoop.write_text("_kafka_spark/offsets/s/0.json", '{"batch":0,"n":1}')
+    for files in (hadoop, arrow):
+        assert files.read_text("_kafka_spark/offsets/s/0.json") == '{"batch":0,"n":1}'
+        assert files.list_dirs("_kafka_spark/offsets") == ["s", "t"]
+        assert files.list_files("_kafka_spark/offsets/s") == ["0.json"]
+    arrow.delete("_kafka_spark/offsets/s/pending/1-r.json")
+    hadoop.delete("_kafka_spark/offsets/t/pending/0-r.json")
+    hadoop.delete("_kafka_spark/offsets/t/pending/0-r.json")
+    for files in (hadoop, arrow):
+        assert files.list_files("_kafka_spark/offsets/s/pending") == []
+        assert files.list_files("_kafka_spark/offsets/t/pending") == []
