@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from kafka_spark.cli import (
     consume_cmd,
     delta_offsets_cmd,
+    dump_log_cmd,
     groups_cmd,
     local_cmd,
     metadata_cmd,
@@ -17,7 +18,7 @@ from kafka_spark.cli import (
 )
 from kafka_spark.errors import KafkaSparkError
 
-COMMANDS = (local_cmd, metadata_cmd, offsets_cmd, groups_cmd, produce_cmd, consume_cmd, delta_offsets_cmd)
+COMMANDS = (local_cmd, metadata_cmd, offsets_cmd, groups_cmd, produce_cmd, consume_cmd, delta_offsets_cmd, dump_log_cmd)
 
 
 def build_parser() -> argparse.ArgumentParser:

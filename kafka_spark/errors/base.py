@@ -18,12 +18,14 @@ class DecodeError(KafkaSparkError):
 class CorruptRecordError(DecodeError):
     """A record batch or message failed its CRC or structural checks.
 
-    `offset` is the base offset of the batch (or the message offset) when known.
+    `offset` is the base offset of the batch (or the message offset) when known; `position` is the
+    byte position of the entry in the scanned buffer when the framing itself is broken.
     """
 
-    def __init__(self, message: str, offset: int | None = None) -> None:
+    def __init__(self, message: str, offset: int | None = None, position: int | None = None) -> None:
         super().__init__(message)
         self.offset = offset
+        self.position = position
 
 
 class CodecUnavailableError(KafkaSparkError):

@@ -36,7 +36,7 @@ def scan_batches(buf: Buffer, *, verify_crc: bool = False, max_batch_size: int |
     for start, end in zip(found.starts, found.ends, strict=True):
         info = read_entry(buf, start, end)
         if verify_crc:
-            _verify(buf, info)
+            verify_batch(buf, info)
         batches.append(info)
     return BatchScan(batches, found.incomplete_at, found.end)
 
@@ -46,7 +46,8 @@ def iter_batches(buf: Buffer, *, verify_crc: bool = False, max_batch_size: int |
     yield from scan_batches(buf, verify_crc=verify_crc, max_batch_size=max_batch_size).batches
 
 
-def _verify(buf: Buffer, info: BatchInfo) -> None:
+def verify_batch(buf: Buffer, info: BatchInfo) -> None:
+    """Raise CorruptRecordError unless the CRC of the batch (v2) or top-level message (v0/v1) matches."""
     if info.magic == MAGIC_V2:
         batch_v2.verify_crc(buf, info)
     else:
@@ -109,7 +110,7 @@ def read_records(
         budget -= arena.size
         arena.reset()
         if verify_crc:
-            _verify(buf, info)
+            verify_batch(buf, info)
         if info.magic != MAGIC_V2:
             for record in legacy.iter_legacy_records(buf, info, arena, budget, verify_crc):
                 if lo <= record.offset < hi:

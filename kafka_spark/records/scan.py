@@ -64,7 +64,7 @@ def scan(buf: Buffer, max_entry_size: int | None = None) -> Scan:
         size = unpack(buf, pos + 8)[0]
         if size < LEGACY_OVERHEAD_V0 or (max_entry_size is not None and size > max_entry_size):
             raise CorruptRecordError(
-                f"record size {size} at byte {pos} is outside the legal range", entry_offset(buf, pos)
+                f"record size {size} at byte {pos} is outside the legal range", entry_offset(buf, pos), pos
             )
         end = pos + LOG_OVERHEAD + size
         if end > n:
