@@ -42,7 +42,17 @@ def create_catalog_table(spark: Any, name: str, schema: Any, partition_by: Seque
     builder = DeltaTable.createIfNotExists(spark).tableName(name).addColumns(schema)
     if partition_by:
         builder = builder.partitionedBy(*partition_by)
-    builder.execute()
+    try:
+        builder.execute()
+    except Exception as exc:  # py4j carries Delta's AnalysisException under several types
+        if "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION" not in str(exc):
+            raise
+        # Delta writes the new table's log before the catalog entry: a run stopped between the two, or a
+        # dropped table's files, leave the managed location taken. Which one it is is the user's call.
+        raise ConfigError(
+            f"cannot create table {name}: the catalog has no such table, but its managed location is not empty "
+            "(a first load stopped while creating it, or files left by a dropped table). Remove that directory "
+            f"to start afresh, or register it: CREATE TABLE {name} USING delta LOCATION '<the directory>'") from None
     location = catalog_location(spark, name)
     if location is None:
         raise ConfigError(f"table {name} was created but the catalog does not find it")

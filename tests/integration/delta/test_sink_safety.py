@@ -25,6 +25,7 @@ from kafka_spark.delta import (
 from kafka_spark.delta.plan import plan_batch
 from kafka_spark.delta.position import offsets_dir
 from kafka_spark.delta.sink import commit_batch
+from kafka_spark.delta.storage import delta_rs_location
 from kafka_spark.errors import DataLossError
 
 
@@ -80,12 +81,10 @@ def test_rerun_of_a_committed_batch_is_reported_not_written_twice(kafka, spark, 
     assert committed_position(str(tmp_path / "t"), "default").run_id == "first-run"
 
 
-def test_concurrent_loads_of_one_sink_let_exactly_one_commit(kafka, spark, producer, topic_name, tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=2)
-    produce(producer, topic_name, 2000)
-    opts = options(kafka, tmp_path / "t", topic_name)
+def race_two_loads(spark, opts: LoadOptions, topic: str) -> list[object]:
+    """Two commits of the same planned batch of one sink, from two threads of one driver."""
     with Cluster(opts.kafka) as cluster:
-        plan = plan_batch(cluster, None, [], [topic_name], None, "earliest", None, True)
+        plan = plan_batch(cluster, None, [], [topic], None, "earliest", None, True)
     results: list[object] = []
 
     def run(run_id: str) -> None:
@@ -101,9 +100,29 @@ def test_concurrent_loads_of_one_sink_let_exactly_one_commit(kafka, spark, produ
         t.start()
     for t in threads:
         t.join()
+    return results
+
+
+def test_concurrent_loads_of_one_sink_let_exactly_one_commit(kafka, spark, producer, topic_name, tmp_path):
+    kafka.tools.create_topic(topic_name, partitions=2)
+    produce(producer, topic_name, 2000)
+    results = race_two_loads(spark, options(kafka, tmp_path / "t", topic_name), topic_name)
     errors = [r for r in results if isinstance(r, ConcurrentWriterError)]
     assert len(errors) == 1 and len(results) == 2, results
     assert spark.read.format("delta").load(str(tmp_path / "t")).count() == 2000
+
+
+def test_on_s3_one_driver_s_concurrent_loads_let_exactly_one_commit(kafka, spark_s3, s3, producer, topic_name):
+    # Delta's default S3 log store serialises commits inside one driver: the README's "one driver per table".
+    kafka.tools.create_topic(topic_name, partitions=2)
+    produce(producer, topic_name, 2000)
+    table = s3.url(f"race/{topic_name}")
+    results = race_two_loads(spark_s3, options(kafka, table, topic_name), topic_name)
+    errors = [r for r in results if isinstance(r, ConcurrentWriterError)]
+    assert len(errors) == 1 and len(results) == 2, results
+    assert spark_s3.read.format("delta").load(table).count() == 2000
+    uri, storage = delta_rs_location(table, s3.hadoop_conf())
+    assert DeltaTable(uri, storage_options=storage).version() == 0
 
 
 def test_another_sink_cannot_load_the_same_partitions(kafka, spark, producer, topic_name, tmp_path):
