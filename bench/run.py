@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import report
 from bench.cases import QUICK_NAMES, SCALING_NAME, Case, Dataset, all_cases, produce, select
+from bench.installed import compile_package
 from bench.workloads import BY_NAME, WORKLOADS, Runner, Sample, work_dir
 
 SPARK_CONF = {
@@ -103,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="write pyinstrument profiles of the out-of-Spark contenders next to the results")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args(argv)
+    compile_package()
 
     records = args.records or (100_000 if args.quick else 1_000_000)
     runs = args.runs or (2 if args.quick else 3)

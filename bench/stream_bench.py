@@ -34,6 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.cases import Case, Dataset, produce
+from bench.installed import compile_package
 
 SPARK_CONF = {"spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2"}
 CASES = ((100, "none", 8), (1000, "none", 8))
@@ -247,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--triggers", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
     args = parser.parse_args(argv)
+    compile_package()
     records = args.records or (100_000 if args.quick else 1_000_000)
     runs = args.runs or (1 if args.quick else 3)
     seconds = args.seconds or (10.0 if args.quick else 30.0)
