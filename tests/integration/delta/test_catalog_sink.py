@@ -1,0 +1,57 @@
+"""Streams and loads into a catalog table by name (Spark's built-in catalog): created on first use
+like saveAsTable, found again by name, resumed exactly."""
+
+from __future__ import annotations
+
+import uuid
+
+from delta_support import latest_offsets_of, produce_numbered
+
+from kafka_spark.delta import LoadOptions, StreamOptions, committed_position, load, start_stream
+from kafka_spark.delta.catalog import catalog_location
+
+
+def run_available_now(spark, options: StreamOptions) -> int:
+    query = start_stream(spark, options)
+    try:
+        assert query.awaitTermination(300), "the AvailableNow stream did not finish"
+    finally:
+        query.stop()
+    assert query.exception() is None
+    return sum(p.numInputRows for p in query.recentProgress)
+
+
+def test_a_stream_creates_a_catalog_table_and_a_batch_load_continues_it(spark, kafka, producer, topic_name):
+    kafka.tools.create_topic(topic_name, partitions=2)
+    produce_numbered(producer, topic_name, 150)
+    name = f"default.events_{uuid.uuid4().hex[:8]}"
+    kafka_conf = {"bootstrap.servers": kafka.bootstrap}
+    try:
+        stream = StreamOptions(table=name, kafka=kafka_conf, topics=[topic_name], sink_id="events",
+                               trigger="available-now", max_offsets_per_trigger=100, partition_by=["partition"])
+        assert run_available_now(spark, stream) == 150
+        location = catalog_location(spark, name)
+        assert location is not None
+        detail = spark.sql(f"DESCRIBE DETAIL {name}").first()
+        assert detail["format"] == "delta" and detail["partitionColumns"] == ["partition"]
+        # The checkpoint went beside the table, not into the working directory.
+        assert stream.checkpoint_location == f"{location}/_kafka_spark/checkpoints/events"
+        first = committed_position(name, "events", spark)
+        assert first is not None and first.batch == 1  # 100 + 50
+
+        # Restarted by name, then continued by a batch load of the same sink: one position.
+        produce_numbered(producer, topic_name, 30, start=150)
+        assert run_available_now(spark, stream) == 30
+        produce_numbered(producer, topic_name, 40, start=180)
+        result = load(spark, LoadOptions(table=name, kafka=kafka_conf, topics=[topic_name], sink_id="events"))
+        assert result.status == "committed" and result.batch == 3 and result.rows == 40
+
+        ends = latest_offsets_of(kafka.bootstrap, topic_name)
+        position = committed_position(name, "events", spark)
+        assert position is not None and position.batch == 3 and position.offsets == ends
+        rows = spark.table(name).select("partition", "offset").collect()
+        keys = [(r["partition"], r["offset"]) for r in rows]
+        assert len(keys) == len(set(keys)) == 220
+        assert set(keys) == {(tp.partition, o) for tp, end in ends.items() for o in range(end)}
+    finally:
+        spark.sql(f"DROP TABLE IF EXISTS {name}")
