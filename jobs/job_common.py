@@ -52,6 +52,7 @@ class JobConfig:
     """Settings both jobs take, merged from the config file and the flags (flags win)."""
 
     bootstrap_servers: str | None = None
+    zookeeper: str | None = None
     topics: list[str] = field(default_factory=list)
     pattern: str | None = None
     table: str | None = None
@@ -62,6 +63,8 @@ class JobConfig:
     fail_on_data_loss: bool = True
     include_headers: bool = False
     publish_group: str | None = None
+    start_zookeeper_group: str | None = None
+    publish_zookeeper_group: str | None = None
     value_schema: str | None = None
     dead_letter: str | None = None
     seed_records: int = SAMPLE_RECORDS
@@ -70,7 +73,8 @@ class JobConfig:
     @property
     def embedded(self) -> bool:
         """No broker given anywhere: use the local broker and the sample data."""
-        return not self.bootstrap_servers and "bootstrap.servers" not in self.kafka
+        return not (self.bootstrap_servers or self.zookeeper or "bootstrap.servers" in self.kafka
+                    or "zookeeper.connect" in self.kafka)
 
 
 # ---- values --------------------------------------------------------------------------------------------
@@ -137,6 +141,7 @@ Parser = Callable[[Any, str], Any]
 # Config file key -> (config attribute, parser). The keys are the flag names.
 COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     "bootstrap-servers": ("bootstrap_servers", parse_text),
+    "zookeeper": ("zookeeper", parse_text),
     "topics": ("topics", parse_names),
     "pattern": ("pattern", parse_text),
     "table": ("table", parse_text),
@@ -147,6 +152,8 @@ COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     "fail-on-data-loss": ("fail_on_data_loss", parse_bool),
     "include-headers": ("include_headers", parse_bool),
     "publish-group": ("publish_group", parse_text),
+    "start-zookeeper-group": ("start_zookeeper_group", parse_text),
+    "publish-zookeeper-group": ("publish_zookeeper_group", parse_text),
     "value-schema": ("value_schema", parse_text),
     "dead-letter": ("dead_letter", parse_text),
     "seed-records": ("seed_records", parse_count),
@@ -198,6 +205,8 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str) -> None:
     """The flags both jobs take (each also a key of the --config file)."""
     p.add_argument("--config", metavar="FILE", help=f"a TOML file with these settings (see conf/{conf_file})")
     p.add_argument("--bootstrap-servers", "-b", metavar="HOST:PORT,...", help="the Kafka brokers to bootstrap from")
+    p.add_argument("--zookeeper", metavar="HOST:PORT,...[/CHROOT]",
+                   help="a ZooKeeper-mode cluster's ZooKeeper, to discover its brokers from (zookeeper.connect)")
     what = p.add_mutually_exclusive_group()
     what.add_argument("--topics", metavar="T1,T2", help="comma-separated topics to load")
     what.add_argument("--pattern", metavar="REGEX",
@@ -216,6 +225,12 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str) -> None:
     p.add_argument("--include-headers", metavar="true|false", help="keep the records' headers column")
     p.add_argument("--publish-group", metavar="GROUP",
                    help="after each commit, also commit the offsets to this consumer group (for lag tools)")
+    p.add_argument("--start-zookeeper-group", metavar="GROUP",
+                   help="a table new to this sink starts where this old consumer group's offsets in ZooKeeper "
+                        "stand (/consumers/GROUP/offsets; --starting-offsets for partitions it has none of)")
+    p.add_argument("--publish-zookeeper-group", metavar="GROUP",
+                   help="after each commit, also write the offsets to ZooKeeper as old consumers did "
+                        "(/consumers/GROUP/offsets/TOPIC/PARTITION)")
     p.add_argument("--value-schema", metavar="DDL",
                    help="parse each value as JSON with this Spark DDL schema into the column `data`; a value that "
                         "does not parse fails the run, naming its offset (see --dead-letter)")
@@ -269,14 +284,21 @@ def validate(config: JobConfig) -> None:
     check_sink_id(config.sink_id)
     require_schema(config.dead_letter, config.value_schema)
     # The client settings are checked now; the embedded broker's address is not known yet, so stand one in.
-    ClientConfig({**client_properties(config), "bootstrap.servers": config.bootstrap_servers
-                  or config.kafka.get("bootstrap.servers") or "localhost:9092"})
+    props = client_properties(config)
+    if "bootstrap.servers" not in props and "zookeeper.connect" not in props:
+        props["bootstrap.servers"] = "localhost:9092"
+    ClientConfig(props)
+    if (config.start_zookeeper_group or config.publish_zookeeper_group) and "zookeeper.connect" not in props:
+        raise ConfigError("--start-zookeeper-group and --publish-zookeeper-group need --zookeeper (the ZooKeeper "
+                          "that holds the group's offsets)")
 
 
 def client_properties(config: JobConfig) -> dict[str, str]:
     props = dict(config.kafka)
     if config.bootstrap_servers:
         props["bootstrap.servers"] = config.bootstrap_servers
+    if config.zookeeper:
+        props["zookeeper.connect"] = config.zookeeper
     return props
 
 
@@ -548,7 +570,8 @@ def sink_settings(config: JobConfig, source: Source, table: str) -> dict[str, An
             "sink_id": config.sink_id, "starting": config.starting_offsets,
             "fail_on_data_loss": config.fail_on_data_loss, "partition_by": config.partition_by,
             "transform": source.transform, "include_headers": config.include_headers,
-            "publish_group": config.publish_group, "value_schema": config.value_schema,
+            "publish_group": config.publish_group, "start_zookeeper_group": config.start_zookeeper_group,
+            "publish_zookeeper_group": config.publish_zookeeper_group, "value_schema": config.value_schema,
             "dead_letter": table_location(config.dead_letter) if config.dead_letter else None}
 
 
@@ -559,7 +582,8 @@ def resolve_source(config: JobConfig, table: str, note: Notes, spark: LazySpark,
     kafka = client_properties(config)
     topics = list(config.topics)
     if not config.embedded:
-        return Source(kafka, topics, transform, kafka["bootstrap.servers"], embedded=False)
+        where = kafka.get("bootstrap.servers") or f"zookeeper {kafka['zookeeper.connect']}"
+        return Source(kafka, topics, transform, where, embedded=False)
     spark.prestart()
     bootstrap, fresh = start_local_broker(note)
     kafka["bootstrap.servers"] = bootstrap

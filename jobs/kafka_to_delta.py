@@ -97,6 +97,8 @@ def print_summary(config: LoadConfig, source: Source, table: str, result: LoadRe
         print(f"  warning    offsets deleted by retention before they were loaded, skipped: {lost}")
     if config.publish_group and result.status == "committed":
         print(f"  group      offsets also committed to consumer group {config.publish_group!r}")
+    if config.publish_zookeeper_group and result.status == "committed":
+        print(f"  zookeeper  offsets also written to /consumers/{config.publish_zookeeper_group}/offsets")
     if source.embedded:
         print_embedded(source, table)
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from kafka_spark.cli.metadata_cmd import add_client_args, client_props
+from kafka_spark.cli.metadata_cmd import add_client_args, client_props, has_cluster
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.lag import SinkLag, table_lag
 from kafka_spark.delta.location import TableLocation, locate, submitted_session
@@ -84,7 +84,7 @@ def _when(ms: int) -> str:
 def run(args: argparse.Namespace) -> int:
     location = _locate(args)
     props = client_props(args)
-    if "bootstrap.servers" in props:
+    if has_cluster(props):
         lags = table_lag(location, props, args.sink)
         return _print_lags(args.table, lags, args.json)
     positions = committed_positions(location)

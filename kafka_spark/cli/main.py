@@ -15,10 +15,14 @@ from kafka_spark.cli import (
     metadata_cmd,
     offsets_cmd,
     produce_cmd,
+    zk_cmd,
 )
 from kafka_spark.errors import KafkaSparkError
 
-COMMANDS = (local_cmd, metadata_cmd, offsets_cmd, groups_cmd, produce_cmd, consume_cmd, delta_offsets_cmd, dump_log_cmd)
+COMMANDS = (
+    local_cmd, metadata_cmd, offsets_cmd, groups_cmd, produce_cmd, consume_cmd, delta_offsets_cmd, dump_log_cmd,
+    zk_cmd,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,6 +14,8 @@ from kafka_spark.errors import ERROR_CODES, ConfigError
 def add_client_args(p: argparse.ArgumentParser) -> None:
     """The connection options of every command that talks to a cluster."""
     p.add_argument("-b", "--bootstrap-server", help="comma-separated host:port list (bootstrap.servers)")
+    p.add_argument("--zookeeper", metavar="HOST:PORT[,...][/CHROOT]",
+                   help="discover the brokers of a ZooKeeper-mode cluster from its ZooKeeper (zookeeper.connect)")
     p.add_argument("--command-config", metavar="FILE",
                    help="a Java client .properties file (security.protocol, sasl.*, ssl.*, ...)")
     p.add_argument("-X", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -22,7 +24,8 @@ def add_client_args(p: argparse.ArgumentParser) -> None:
 
 
 def client_props(args: argparse.Namespace) -> dict[str, Any]:
-    """Client properties from --command-config, -X and --bootstrap-server (later ones win); may lack a bootstrap."""
+    """Client properties from --command-config, -X, --bootstrap-server and --zookeeper (later ones win); may
+    lack a bootstrap."""
     props: dict[str, Any] = {}
     if args.command_config:
         try:
@@ -32,14 +35,21 @@ def client_props(args: argparse.Namespace) -> dict[str, Any]:
     props.update(parse_overrides(args.overrides))
     if args.bootstrap_server:
         props["bootstrap.servers"] = args.bootstrap_server
+    if args.zookeeper:
+        props["zookeeper.connect"] = args.zookeeper
     return props
 
 
+def has_cluster(props: dict[str, Any]) -> bool:
+    """Whether the properties say where the brokers are (directly or through ZooKeeper)."""
+    return "bootstrap.servers" in props or "zookeeper.connect" in props
+
+
 def client_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = None) -> KafkaClient:
-    """A client from --command-config, -X and --bootstrap-server (later ones win)."""
+    """A client from --command-config, -X, --bootstrap-server and --zookeeper (later ones win)."""
     props = client_props(args)
-    if "bootstrap.servers" not in props:
-        raise ConfigError("give --bootstrap-server (or bootstrap.servers in --command-config)")
+    if not has_cluster(props):
+        raise ConfigError("give --bootstrap-server or --zookeeper (or bootstrap.servers in --command-config)")
     props.update(extra or {})
     return KafkaClient(props)
 

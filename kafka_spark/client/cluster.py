@@ -55,6 +55,8 @@ class Cluster:
 
     def __repr__(self) -> str:
         servers = ",".join(f"{h}:{p}" for h, p in self.config.bootstrap_servers)
+        if self.config.zookeeper is not None:
+            servers = ",".join(filter(None, (servers, f"zookeeper {self.config.zookeeper.ensemble}")))
         return f"Cluster({servers}, {self.config.security_protocol}, {len(self._connections)} connections)"
 
     @property
@@ -130,16 +132,31 @@ class Cluster:
         servers = list(self.config.bootstrap_servers)
         # skip servers that failed recently, but still try them last
         servers.sort(key=lambda hp: self._failures.get(f"{hp[0]}:{hp[1]}", 0.0))
+        conn = self._first_reachable(servers, errors)
+        if conn is None and self.config.zookeeper is not None:
+            # Registrations change (a broker restarted on another port): ask ZooKeeper who is up now.
+            from kafka_spark.zookeeper.brokers import discover_bootstrap
+
+            zk = self.config.zookeeper
+            found = discover_bootstrap(zk, self.config.security_protocol)
+            if not found:
+                errors.append(f"no broker is registered in ZooKeeper {zk.ensemble}")
+            conn = self._first_reachable(found, errors)
+        if conn is None:
+            raise NoBrokersAvailableError("no broker is reachable: " + "; ".join(errors))
+        self._bootstrap = conn
+        return conn
+
+    def _first_reachable(self, servers: list[tuple[str, int]], errors: list[str]) -> BrokerConnection | None:
         for host, port in servers:
             try:
-                self._bootstrap = self._open(host, port, None)
-                return self._bootstrap
+                return self._open(host, port, None)
             except AuthenticationError:
                 raise
             except KafkaConnectionError as exc:
                 log.info("bootstrap server %s:%d is unavailable: %s", host, port, exc)
                 errors.append(str(exc))
-        raise NoBrokersAvailableError("no broker is reachable: " + "; ".join(errors))
+        return None
 
     # ---- metadata --------------------------------------------------------------------------
 

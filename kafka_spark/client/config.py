@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_spark.errors import ConfigError
+from kafka_spark.zookeeper import settings as zk_settings
+from kafka_spark.zookeeper.settings import ZooKeeperSettings
 
 REDACTED = "[hidden]"
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -25,7 +27,7 @@ ACKS = ("all", "-1", "0", "1")
 
 SECRET_KEYS = frozenset({
     "sasl.password", "sasl.jaas.config", "ssl.keystore.password", "ssl.key.password",
-    "ssl.truststore.password", "ssl.keystore.key",
+    "ssl.truststore.password", "ssl.keystore.key", *zk_settings.SECRET_KEYS,
 })
 
 # Java client settings that do not apply to this client; accepted so property files can be shared.
@@ -279,6 +281,7 @@ class ClientConfig:
     enable_idempotence: bool
     max_request_size: int
     delivery_timeout_ms: int
+    zookeeper: ZooKeeperSettings | None
 
     def __init__(self, properties: Mapping[str, Any] | None = None, **overrides: Any) -> None:
         props = dict(properties or {})
@@ -295,9 +298,11 @@ class ClientConfig:
             name = key.strip()
             if name in IGNORED_KEYS:
                 continue
-            if name not in _PROPS:
+            if name not in _PROPS and not name.startswith("zookeeper."):
                 raise ConfigError(f"unknown client property {name!r}{_suggest(name)}")
             self._given[name] = value
+        # zookeeper.*: where to discover the brokers when bootstrap.servers is not given or not reachable.
+        object.__setattr__(self, "zookeeper", ZooKeeperSettings.from_properties(self._given))
         for key, prop in _PROPS.items():
             value = self._given.get(key, prop.default)
             if value is None:
@@ -305,7 +310,10 @@ class ClientConfig:
                 continue
             object.__setattr__(self, prop.attr, prop.parse(key, value))
         if self.bootstrap_servers is None:
-            raise ConfigError("bootstrap.servers is required (a comma-separated list of host:port)")
+            if self.zookeeper is None:
+                raise ConfigError("bootstrap.servers is required (a comma-separated list of host:port), "
+                                  "or zookeeper.connect to discover the brokers")
+            object.__setattr__(self, "bootstrap_servers", ())
         self._check_combinations()
 
     @classmethod

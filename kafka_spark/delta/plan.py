@@ -12,6 +12,7 @@ from kafka_spark.delta.errors import ConcurrentWriterError, OffsetsMovedBackward
 from kafka_spark.delta.position import SinkCommit
 from kafka_spark.errors import ConfigError, DataLossError
 from kafka_spark.offsets.resolve import EARLIEST_SPEC, LATEST_SPEC, OffsetSpec, resolve_offsets, resolve_partitions
+from kafka_spark.offsets.zookeeper_group import zookeeper_group_starts
 
 
 @dataclass
@@ -68,10 +69,24 @@ def selected_partitions(cluster: Cluster, others: Sequence[SinkCommit], topics: 
     return tps
 
 
+def first_starts(cluster: Cluster, starting: str | int, tps: Sequence[TopicPartition],
+                 zookeeper_group: str | None = None, fail_on_data_loss: bool = True) -> dict[TopicPartition, int]:
+    """Where a sink new to the table starts: `starting`, or `zookeeper_group`'s offsets where it has them."""
+    isolation = cluster.config.isolation_level
+    starts = resolve_offsets(cluster, starting_spec(starting), list(tps), isolation, is_start=True, no_match="latest")
+    if zookeeper_group:
+        starts = zookeeper_group_starts(cluster, zookeeper_group, list(tps), starts, fail_on_data_loss)
+    return starts
+
+
 def plan_batch(cluster: Cluster, previous: SinkCommit | None, others: Sequence[SinkCommit],
                topics: Sequence[str], pattern: str | None, starting: str | int,
-               max_records: int | None, fail_on_data_loss: bool) -> BatchPlan:
-    """The next batch after `previous`; partitions other sinks of the table own are refused."""
+               max_records: int | None, fail_on_data_loss: bool,
+               zookeeper_group: str | None = None) -> BatchPlan:
+    """The next batch after `previous`; partitions other sinks of the table own are refused.
+
+    A sink new to the table starts at `starting`, or where `zookeeper_group` (an old consumer group) stands.
+    """
     tps = selected_partitions(cluster, others, topics, pattern)
     isolation = cluster.config.isolation_level
     latest = latest_offsets(cluster, tps, isolation)
@@ -80,8 +95,10 @@ def plan_batch(cluster: Cluster, previous: SinkCommit | None, others: Sequence[S
     new = [tp for tp in tps if tp not in committed]
     # A brand-new table starts where asked; partitions added to a topic later start at their beginning,
     # as Spark's Kafka source does, so none of their records is missed.
-    spec = starting_spec(starting) if previous is None else EARLIEST_SPEC
-    new_starts = resolve_offsets(cluster, spec, new, isolation, is_start=True, no_match="latest") if new else {}
+    if previous is None:
+        new_starts = first_starts(cluster, starting, new, zookeeper_group, fail_on_data_loss)
+    else:
+        new_starts = resolve_offsets(cluster, EARLIEST_SPEC, new, isolation, is_start=True) if new else {}
     start: dict[TopicPartition, int] = {}
     lost: dict[TopicPartition, int] = {}
     for tp in tps:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.groups import GroupAdmin
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.dead_letter import ParsedValues, check_options, reconcile
@@ -34,6 +33,7 @@ from kafka_spark.delta.position import (
     write_pending,
 )
 from kafka_spark.delta.progress import Progress
+from kafka_spark.delta.publish import check_publish_options, publish_committed
 from kafka_spark.delta.table_state import TableState
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import offsets_to_json
@@ -50,6 +50,9 @@ class LoadOptions:
     """What to load where. `kafka` holds client properties (`bootstrap.servers`, security, ...).
 
     `merge_schema` lets a write add the columns a transform introduces (Delta's `mergeSchema`).
+    `start_zookeeper_group`: a sink new to the table starts where this old consumer group's offsets in
+    ZooKeeper stand (`starting` for partitions it has none of); `publish_zookeeper_group`: after each
+    commit, the positions go there too, as old consumers wrote them. Both need `zookeeper.connect` in `kafka`.
     `value_schema` (Spark DDL) parses each value as JSON into the column `data`; a value that does not parse
     fails the write, or with `dead_letter` (a Delta table) goes there and the rest loads (see dead_letter.py).
     """
@@ -66,6 +69,8 @@ class LoadOptions:
     transform: str | Transform | None = None
     include_headers: bool = False
     publish_group: str | None = None
+    start_zookeeper_group: str | None = None
+    publish_zookeeper_group: str | None = None
     progress: bool = False
     merge_schema: bool = False
     value_schema: str | None = None
@@ -112,19 +117,21 @@ def load(spark, options: LoadOptions) -> LoadResult:
     started = time.monotonic()
     sink_id = check_sink_id(options.sink_id)
     check_options(spark, options)
+    check_publish_options(options)
     run_id = uuid.uuid4().hex[:12]
     location = locate(options.table, spark)
     previous, others = sink_positions(location, sink_id)
     reconcile(spark, options, previous)
     with Cluster(options.kafka) as cluster:
         plan = plan_batch(cluster, previous, others, options.topics, options.pattern,
-                          options.starting, options.max_records, options.fail_on_data_loss)
+                          options.starting, options.max_records, options.fail_on_data_loss,
+                          options.start_zookeeper_group)
         if plan.size == 0 and previous is not None and not plan.lost:
+            publish_committed(options, previous.offsets, cluster)  # in case the last run died before it
             return LoadResult("up-to-date", sink_id, previous.batch, seconds=time.monotonic() - started,
                               offsets=previous.offsets, run_id=run_id)
         result = commit_batch(spark, options, plan, run_id, location)
-        if options.publish_group:
-            GroupAdmin(cluster).commit(options.publish_group, result.offsets)
+        publish_committed(options, result.offsets, cluster)
     result.seconds = time.monotonic() - started
     return result
 

@@ -23,14 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.groups import GroupAdmin
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.catalog import create_catalog_table, is_table_name
 from kafka_spark.delta.dead_letter import check_options, reconcile
 from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.offset_log import batch_end_offsets
-from kafka_spark.delta.plan import selected_partitions, starting_spec
+from kafka_spark.delta.plan import first_starts, selected_partitions, starting_spec
 from kafka_spark.delta.position import (
     SinkCommit,
     check_sink_id,
@@ -38,6 +37,7 @@ from kafka_spark.delta.position import (
     now_ms,
     sink_positions,
 )
+from kafka_spark.delta.publish import check_publish_options, publish_committed
 from kafka_spark.delta.sink import LoadOptions, LoadResult, apply_transform, write_commit
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
@@ -104,6 +104,10 @@ def starting_option(cluster: Cluster, options: StreamOptions, location: TableLoc
     """The source option that places the query: the table's position, or the user's start for a new sink."""
     previous, others = sink_positions(location, options.sink_id)
     tps = selected_partitions(cluster, others, options.topics, options.pattern)
+    if previous is None and options.start_zookeeper_group:
+        starts = first_starts(cluster, options.starting, tps, options.start_zookeeper_group,
+                              options.fail_on_data_loss)
+        return "startingOffsets", offsets_to_json(starts)
     if previous is None:
         spec = starting_spec(options.starting)
         if spec.kind == "timestamp":
@@ -117,6 +121,7 @@ def start_stream(spark, options: StreamOptions):
     """Start the query (a `StreamingQuery`); every micro-batch is one Delta commit of rows and offsets."""
     check_sink_id(options.sink_id)
     check_options(spark, options)
+    check_publish_options(options)
     location = locate(options.table, spark)
     if options.dead_letter is not None:
         reconcile(spark, options, committed_position(location, options.sink_id) if location else None)
@@ -176,6 +181,8 @@ class MicroBatchWriter:
                 log.warning("micro-batch %d of the query ends at the offsets the table already holds (batch %d "
                             "of sink %r): a replay after a crash; not written again", batch_id, previous.batch,
                             options.sink_id)
+                # The crash may have come between the commit and its mirrors.
+                publish_committed(options, previous.offsets)
                 return
             self._check_continuity(previous, start, end, batch_id)
         batch = previous.batch + 1 if previous else 0
@@ -185,9 +192,7 @@ class MicroBatchWriter:
                             run_id=f"{uuid.uuid4().hex[:8]}-q{batch_id}", committed_at_ms=now_ms())
         result = write_commit(self.spark, options, df, commit, f"micro-batch {batch_id}", self.location)
         result.seconds = time.monotonic() - started
-        if options.publish_group:
-            with Cluster(options.kafka) as cluster:
-                GroupAdmin(cluster).commit(options.publish_group, result.offsets)
+        publish_committed(options, result.offsets)
         self.results.append(result)
         if options.on_commit is not None:
             options.on_commit(batch_id, result)

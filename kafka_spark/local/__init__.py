@@ -9,7 +9,7 @@ from kafka_spark.local.kafka import KafkaNode, start_kafka
 from kafka_spark.local.kafka39 import Kafka39Broker, start_kafka39
 from kafka_spark.local.s3 import S3Server, start_s3
 from kafka_spark.local.tools import KafkaTools
-from kafka_spark.local.zookeeper import ZooKeeperServer
+from kafka_spark.local.zookeeper import ZooKeeperEnsemble, ZooKeeperServer
 
 __all__ = [
     "Kafka39Broker",
@@ -17,6 +17,7 @@ __all__ = [
     "KafkaNode",
     "KafkaTools",
     "S3Server",
+    "ZooKeeperEnsemble",
     "ZooKeeperServer",
     "cache_dir",
     "classpath",

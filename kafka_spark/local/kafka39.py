@@ -10,7 +10,7 @@ from kafka_spark.local.config import template, write_properties
 from kafka_spark.local.jars import classpath
 from kafka_spark.local.process import ServerProcess, free_port, java_argv
 from kafka_spark.local.tools import KafkaTools
-from kafka_spark.local.zookeeper import ZooKeeperServer
+from kafka_spark.local.zookeeper import ZooKeeperEnsemble, ZooKeeperServer
 
 KAFKA39_VERSION = "3.9.1"
 # With IBP >= 3.0 the broker ignores message.format.version, so the legacy broker pins IBP 2.8.
@@ -20,7 +20,7 @@ LEGACY_SETTINGS = {"inter.broker.protocol.version": "2.8", "log.message.format.v
 class Kafka39Broker:
     """One ZooKeeper-mode broker; `zk_root` is its chroot inside the shared ZooKeeper."""
 
-    def __init__(self, zookeeper: ZooKeeperServer, data_dir: Path | None = None, broker_id: int = 0,
+    def __init__(self, zookeeper: ZooKeeperServer | ZooKeeperEnsemble, data_dir: Path | None = None, broker_id: int = 0,
                  legacy: bool = False, zk_root: str = "", heap: str = "512m") -> None:
         self.zookeeper = zookeeper
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-kafka39-"))
@@ -81,6 +81,13 @@ class Kafka39Broker:
         self.process = ServerProcess(f"kafka39-{self.broker_id}", argv, self.log_path).start()
         self.process.wait_ready(self.ready, timeout)
         return self
+
+    def restart(self, new_port: bool = False, timeout: float = 90.0) -> Kafka39Broker:
+        """Stop and start again with the same data; `new_port` moves its listener to another free port."""
+        self.stop()
+        if new_port:
+            self.port = free_port()
+        return self.start(timeout)
 
     def ready(self) -> bool:
         return answers("127.0.0.1", self.port)

@@ -37,6 +37,18 @@ class ToolError(KafkaSparkError):
     """A Kafka Java tool exited with an error."""
 
 
+def zookeeper_shell(connect: str, *commands: str, timeout: float = 120.0) -> str:
+    """Run ZooKeeper's own shell (`ZooKeeperMain`) on `connect` with `commands`, one session; its stdout."""
+    argv = java_argv(classpath("kafka39"), "org.apache.zookeeper.ZooKeeperMain", ["-server", connect], heap="256m",
+                     props=[f"-Dlog4j.configuration=file:{template('log4j-tools.properties', cache_dir() / 'conf')}"],
+                     short_lived=True)
+    script = "".join(c + "\n" for c in (*commands, "quit"))
+    proc = subprocess.run(argv, input=script, capture_output=True, text=True, timeout=timeout, check=False)
+    if proc.returncode != 0:
+        raise ToolError(f"ZooKeeperMain {connect} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc.stdout
+
+
 class KafkaTools:
     """Runs Kafka's Java tools against one broker address."""
 

@@ -1,4 +1,5 @@
-"""A standalone ZooKeeper server from Kafka 3.9's class path (the ZooKeeper version Kafka 3.9 ships with)."""
+"""ZooKeeper from Kafka 3.9's class path (the ZooKeeper version Kafka 3.9 ships with): one server, or an
+ensemble of several on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -7,24 +8,32 @@ from pathlib import Path
 
 from kafka_spark.local.config import template, write_properties
 from kafka_spark.local.jars import classpath
-from kafka_spark.local.process import ServerProcess, free_port, java_argv
+from kafka_spark.local.process import ServerProcess, free_port, free_ports, java_argv
 from kafka_spark.zookeeper.probe import srvr
 
 
 class ZooKeeperServer:
-    """ZooKeeper on 127.0.0.1 with a fresh data dir; `connect` is its connection string."""
+    """ZooKeeper on 127.0.0.1 with a fresh data dir; `connect` is its connection string.
 
-    def __init__(self, data_dir: Path | None = None) -> None:
+    `quorum` (member id -> (peer port, election port), this server's id `my_id` among them) makes it a
+    member of an ensemble; it then serves once a majority is up.
+    """
+
+    def __init__(self, data_dir: Path | None = None, my_id: int = 0,
+                 quorum: dict[int, tuple[int, int]] | None = None, port: int | None = None) -> None:
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-zk-"))
-        self.port = free_port()
+        self.port = port or free_port()
+        self.my_id = my_id
+        self.quorum = quorum or {}
         self.process: ServerProcess | None = None
 
     @property
     def connect(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60.0) -> ZooKeeperServer:
-        props = write_properties(self.data_dir / "zookeeper.properties", {
+    def launch(self) -> ZooKeeperServer:
+        """Start the process without waiting for it to serve."""
+        props: dict[str, object] = {
             "tickTime": 2000,
             "dataDir": self.data_dir / "zk-data",
             "clientPort": self.port,
@@ -32,14 +41,60 @@ class ZooKeeperServer:
             "maxClientCnxns": 0,
             "admin.enableServer": "false",
             "4lw.commands.whitelist": "*",
-        })
+        }
+        if self.quorum:
+            props.update({"initLimit": 10, "syncLimit": 5})
+            props.update({f"server.{i}": f"127.0.0.1:{peer}:{election}"
+                          for i, (peer, election) in sorted(self.quorum.items())})
+            (self.data_dir / "zk-data").mkdir(parents=True, exist_ok=True)
+            (self.data_dir / "zk-data" / "myid").write_text(f"{self.my_id}\n")
+        conf = write_properties(self.data_dir / "zookeeper.properties", props)
         log_conf = template("log4j-server.properties", self.data_dir)
-        argv = java_argv(classpath("kafka39"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", [str(props)],
+        argv = java_argv(classpath("kafka39"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", [str(conf)],
                          heap="256m", props=[f"-Dlog4j.configuration=file:{log_conf}"])
-        self.process = ServerProcess("zookeeper", argv, self.data_dir / "zookeeper.log").start()
+        self.process = ServerProcess(f"zookeeper-{self.my_id}", argv, self.data_dir / "zookeeper.log").start()
+        return self
+
+    def wait_ready(self, timeout: float = 60.0) -> ZooKeeperServer:
+        assert self.process is not None
         self.process.wait_ready(lambda: bool(srvr("127.0.0.1", self.port, timeout=1.0)), timeout)
         return self
+
+    def start(self, timeout: float = 60.0) -> ZooKeeperServer:
+        return self.launch().wait_ready(timeout)
+
+    def restart(self, timeout: float = 60.0) -> ZooKeeperServer:
+        """Stop and start again on the same port with the same data."""
+        self.stop()
+        return self.start(timeout)
 
     def stop(self) -> None:
         if self.process:
             self.process.stop(grace=10)
+
+
+class ZooKeeperEnsemble:
+    """`size` ZooKeeper servers forming one ensemble; `connect` lists them all."""
+
+    def __init__(self, size: int = 3, data_dir: Path | None = None) -> None:
+        base = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-zk-ensemble-"))
+        ports = free_ports(3 * size)
+        quorum = {i + 1: (ports[size + 2 * i], ports[size + 2 * i + 1]) for i in range(size)}
+        self.nodes = [ZooKeeperServer(base / f"zk{i}", my_id=i, quorum=quorum, port=ports[i - 1])
+                      for i in sorted(quorum)]
+
+    @property
+    def connect(self) -> str:
+        return ",".join(node.connect for node in self.nodes)
+
+    def start(self, timeout: float = 90.0) -> ZooKeeperEnsemble:
+        # All members first: none serves before a majority has elected a leader.
+        for node in self.nodes:
+            node.launch()
+        for node in self.nodes:
+            node.wait_ready(timeout)
+        return self
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()

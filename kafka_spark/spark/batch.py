@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
@@ -28,7 +29,7 @@ class KafkaDataSource(DataSource):
         return kafka_ddl(parse_source_options(self.options, "any").include_headers)
 
     def reader(self, schema: object) -> DataSourceReader:
-        return KafkaBatchReader(parse_source_options(self.options, "batch"))
+        return KafkaBatchReader(with_brokers(parse_source_options(self.options, "batch")))
 
     def streamReader(self, schema: object) -> DataSourceStreamReader:
         try:
@@ -39,7 +40,17 @@ class KafkaDataSource(DataSource):
             raise ConfigError(f"readStream.format('pykafka') needs PySpark 4.2 or newer (its Python stream "
                               f"sources' admission control); this is PySpark {pyspark.__version__} ({exc})") from None
 
-        return KafkaStreamReader(parse_source_options(self.options, "stream"))
+        return KafkaStreamReader(with_brokers(parse_source_options(self.options, "stream")))
+
+
+def with_brokers(options: SourceOptions) -> SourceOptions:
+    """With `kafka.zookeeper.connect` alone: the brokers read from ZooKeeper once, at planning, so that
+    tasks bootstrap from them directly (and ask ZooKeeper again only when those have moved)."""
+    if "zookeeper.connect" not in options.kafka or options.kafka.get("bootstrap.servers"):
+        return options
+    from kafka_spark.zookeeper.brokers import with_discovered_bootstrap
+
+    return replace(options, kafka=with_discovered_bootstrap(options.kafka))
 
 
 class KafkaBatchReader(DataSourceReader):

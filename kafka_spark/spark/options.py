@@ -6,7 +6,7 @@ import difflib
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -20,6 +20,7 @@ from kafka_spark.offsets.ranges import (
     TopicPartition,
     offsets_from_json,
 )
+from kafka_spark.zookeeper.settings import ZooKeeperSettings
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ _SOURCE_OPTIONS = {k.lower(): k for k in (
     # Tuning knobs of the JVM connector: accepted so pipelines switch unchanged; our client has its own.
     "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs",
     # Ours.
-    "commitOffsetsToKafka",
+    "commitOffsetsToKafka", "startingOffsetsFromZooKeeperGroup",
 )}
 _IGNORED_JVM_KNOBS = {"fetchoffset.numretries", "fetchoffset.retryintervalms", "kafkaconsumer.polltimeoutms"}
 _STRATEGIES = ("subscribe", "subscribepattern", "assign")
@@ -78,19 +79,25 @@ class SourceOptions:
     max_trigger_delay_ms: int = 15 * 60_000
     group_id_prefix: str | None = None
     commit_offsets_to_kafka: bool = False
+    zookeeper_group: str | None = None
 
     @property
     def bootstrap_servers(self) -> str:
-        return self.kafka["bootstrap.servers"]
+        return self.kafka.get("bootstrap.servers", "")
 
 
-def parse_source_options(options: Mapping[str, str], mode: Mode = "batch") -> SourceOptions:
-    """Validate `options` (case-insensitive names) for a batch or streaming read; raise ConfigError."""
+def parse_source_options(options: Mapping[str, str], mode: Mode = "batch", *, source: str = "pykafka",
+                         own_options: Collection[str] = (), brokers_required: bool = True) -> SourceOptions:
+    """Validate `options` (case-insensitive names) for a batch or streaming read; raise ConfigError.
+
+    Another format built on these options (pykafka-log) passes its name as `source`, the names of its
+    own options (accepted here, parsed by it) and whether `kafka.bootstrap.servers` is required.
+    """
     opts = {k.lower(): v for k, v in options.items() if v is not None}
     kafka = {k[len("kafka."):]: v for k, v in options.items() if k.lower().startswith("kafka.")}
-    _check_names(opts)
+    _check_names(opts, source, {k.lower(): k for k in own_options})
     strategy = _strategy(opts)
-    _check_kafka_params(kafka, opts)
+    _check_kafka_params(kafka, opts, brokers_required)
 
     if mode == "stream":
         if "commitoffsetstokafka" in opts and "group.id" not in kafka and opts["commitoffsetstokafka"].strip(
@@ -137,18 +144,20 @@ def parse_source_options(options: Mapping[str, str], mode: Mode = "batch") -> So
         max_trigger_delay_ms=duration_ms(opts.get("maxtriggerdelay", "15m"), "maxTriggerDelay"),
         group_id_prefix=opts.get("groupidprefix"),
         commit_offsets_to_kafka=_bool(opts, "commitoffsetstokafka", False),
+        zookeeper_group=_zookeeper_group(opts, kafka),
     )
 
 
-def _check_names(opts: Mapping[str, str]) -> None:
+def _check_names(opts: Mapping[str, str], source: str, own: Mapping[str, str]) -> None:
+    known = {**_SOURCE_OPTIONS, **own}
     for name in opts:
-        if name.startswith("kafka.") or name in _SOURCE_OPTIONS or name == "path":
+        if name.startswith("kafka.") or name in known or name == "path":
             continue
-        close = difflib.get_close_matches(name, list(_SOURCE_OPTIONS), n=1, cutoff=0.75)
-        hint = f"; did you mean {_SOURCE_OPTIONS[close[0]]!r}?" if close else ""
+        close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
+        hint = f"; did you mean {known[close[0]]!r}?" if close else ""
         raise ConfigError(
-            f"unknown option {name!r} for the pykafka source{hint} Known options: "
-            f"{', '.join(sorted(_SOURCE_OPTIONS.values()))}, and kafka.* for the Kafka client."
+            f"unknown option {name!r} for the {source} source{hint} Known options: "
+            f"{', '.join(sorted(known.values()))}, and kafka.* for the Kafka client."
         )
     for name in _IGNORED_JVM_KNOBS & set(opts):
         log.info("option %s is specific to Spark's JVM connector and has no effect here", _SOURCE_OPTIONS[name])
@@ -188,18 +197,34 @@ def _strategy(opts: Mapping[str, str]) -> dict[str, object]:
     return {"assign": assigned}
 
 
-def _check_kafka_params(kafka: Mapping[str, str], opts: Mapping[str, str]) -> None:
+def _check_kafka_params(kafka: Mapping[str, str], opts: Mapping[str, str], brokers_required: bool) -> None:
     lowered = {k.lower() for k in kafka}
     for key, message in _UNSUPPORTED_KAFKA.items():
         if key in lowered:
             raise ConfigError(message)
-    if "bootstrap.servers" not in kafka:
-        raise ConfigError("Option 'kafka.bootstrap.servers' must be specified for configuring Kafka consumer")
+    if brokers_required and "bootstrap.servers" not in kafka and "zookeeper.connect" not in kafka:
+        raise ConfigError("Option 'kafka.bootstrap.servers' must be specified for configuring Kafka consumer "
+                          "(or 'kafka.zookeeper.connect' to discover the brokers of a ZooKeeper-mode cluster)")
+    ZooKeeperSettings.from_properties(kafka, prefix="kafka.")
     if "group.id" in kafka:
         log.warning("Kafka option 'kafka.group.id' is set: concurrent queries with the same group id "
                     "interfere with each other; prefer one query per group id")
         if "groupidprefix" in opts:
             log.warning("Option groupIdPrefix will be ignored as option kafka.group.id has been set.")
+
+
+def _zookeeper_group(opts: Mapping[str, str], kafka: Mapping[str, str]) -> str | None:
+    name = "startingoffsetsfromzookeepergroup"
+    if name not in opts:
+        return None
+    group = opts[name].strip()
+    if not group or "/" in group:
+        raise ConfigError(f"option 'startingOffsetsFromZooKeeperGroup' must be a consumer group name, got "
+                          f"{opts[name]!r}")
+    if "zookeeper.connect" not in kafka:
+        raise ConfigError("option 'startingOffsetsFromZooKeeperGroup' needs 'kafka.zookeeper.connect': the "
+                          "ZooKeeper that holds the group's offsets (/consumers/<group>/offsets)")
+    return group
 
 
 def _offset_spec(opts: Mapping[str, str], global_ts: str, by_ts: str, by_offset: str,

@@ -11,6 +11,7 @@ from kafka_spark.client.offsets import latest_offsets
 from kafka_spark.errors import ConfigError, DataLossError
 from kafka_spark.offsets.ranges import OffsetRange, split_ranges
 from kafka_spark.offsets.resolve import NoOffsetForTimestampError, resolve_offsets, resolve_partitions
+from kafka_spark.offsets.zookeeper_group import zookeeper_group_starts
 from kafka_spark.spark.options import SourceOptions
 
 __all__ = ["NoOffsetForTimestampError", "plan_batch"]
@@ -41,6 +42,8 @@ def plan_batch(options: SourceOptions) -> list[OffsetRange]:
         tps = resolve_partitions(cluster, options.subscribe, options.pattern, options.assign)
         isolation = cluster.config.isolation_level
         starts = resolve_offsets(cluster, options.starting, tps, isolation, True, options.no_match_strategy)
+        if options.zookeeper_group:
+            starts = zookeeper_group_starts(cluster, options.zookeeper_group, tps, starts, options.fail_on_data_loss)
         ends = resolve_offsets(cluster, options.ending, tps, isolation, False, options.no_match_strategy)
         bounds = {tp: (starts[tp], ends[tp]) for tp in tps}
         if options.ending.kind == "offsets":

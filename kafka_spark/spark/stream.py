@@ -103,6 +103,11 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 f"{sorted(map(str, spec.offsets))} Assigned: {sorted(map(str, tps))}")
         isolation = cluster.config.isolation_level
         initial = resolve_offsets(cluster, spec, tps, isolation, True, self.options.no_match_strategy)
+        if self.options.zookeeper_group:
+            from kafka_spark.offsets.zookeeper_group import zookeeper_group_starts
+
+            initial = zookeeper_group_starts(cluster, self.options.zookeeper_group, tps, initial,
+                                             self.options.fail_on_data_loss)
         # Which partitions were placed at "latest", the one answer that moves between two calls.
         if spec.kind == "latest":
             anchored = set(tps)

@@ -1,1 +1,2 @@
-"""ZooKeeper support for legacy clusters: broker discovery and offset storage."""
+"""ZooKeeper for legacy clusters, through kazoo: broker discovery (`/brokers/...`) and the old consumers'
+offset store (`/consumers/<group>/offsets/...`). kazoo is imported only when a session opens."""
