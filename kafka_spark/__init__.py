@@ -32,6 +32,7 @@ _EXPORTS = {
     "TopicPartition": "kafka_spark.offsets",
     # spark
     "KafkaDataSource": "kafka_spark.spark.batch",
+    "KafkaLogDataSource": "kafka_spark.spark.log_source",
     "register": "kafka_spark.spark.register",
     "offsets_behind_latest": "kafka_spark.spark.progress",
     # delta

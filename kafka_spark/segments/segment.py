@@ -81,11 +81,17 @@ class Segment:
     def _read_whole(self, path: str | None) -> bytes:
         if path is None:
             return b""
-        try:
-            with _closing(self._open(path)) as f:
-                return f.read(0, f.size)
-        except DataLossError:  # an index is only a hint: without it, seeks scan from the start
-            return b""
+        # A live broker trims the active segment's preallocated index when it rolls the segment: a
+        # read can meet the shorter file, which a second open sees whole.
+        for _ in range(2):
+            try:
+                with _closing(self._open(path)) as f:
+                    return f.read(0, f.size)
+            except EOFError:
+                continue
+            except DataLossError:  # an index is only a hint: without it, seeks scan from the start
+                return b""
+        return b""
 
     # ---- indexes ---------------------------------------------------------------------------
 

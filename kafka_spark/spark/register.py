@@ -4,7 +4,9 @@ from __future__ import annotations
 
 
 def register(spark) -> None:
-    """Register the `pykafka` data source on `spark` (a SparkSession)."""
+    """Register the `pykafka` and `pykafka-log` data sources on `spark` (a SparkSession)."""
     from kafka_spark.spark.batch import KafkaDataSource
+    from kafka_spark.spark.log_source import KafkaLogDataSource
 
     spark.dataSource.register(KafkaDataSource)
+    spark.dataSource.register(KafkaLogDataSource)

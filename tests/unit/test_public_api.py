@@ -13,7 +13,8 @@ PUBLIC = [
     "AuthenticationError", "BadRecordError", "BatchAlreadyCommittedError", "BrokerError", "CheckpointMismatchError",
     "ClientConfig", "ConcurrentWriterError",
     "ConfigError", "CorruptRecordError", "DataLossError", "DecodeError", "KafkaClient", "KafkaConnectionError",
-    "KafkaDataSource", "KafkaSparkError", "LoadOptions", "LoadResult", "OffsetRange", "OffsetsMovedBackwardsError",
+    "KafkaDataSource", "KafkaLogDataSource", "KafkaSparkError", "LoadOptions", "LoadResult", "OffsetRange",
+    "OffsetsMovedBackwardsError",
     "Producer", "StreamOptions", "TopicPartition", "__version__", "committed_position", "committed_positions",
     "decode_to_arrow", "kafka_schema", "load", "offsets_behind_latest", "register", "start_stream",
 ]

@@ -1,4 +1,4 @@
-"""Shared by the segment proofs: importable helper modules and one compile of the Java producer."""
+"""Shared by the segment proofs: importable helper modules (the Java producer: ../conftest.py)."""
 
 from __future__ import annotations
 
@@ -23,14 +23,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     # Each proof module names its cases in CASES; a test that takes `case` runs once per case.
     if "case" in metafunc.fixturenames:
         metafunc.parametrize("case", list(metafunc.module.CASES), indirect=True)
-
-
-@pytest.fixture(scope="session")
-def producer_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """ProduceRecords.java compiled once for the session (javac against the Kafka 4 client)."""
-    from java_producer import compile_producer
-
-    return compile_producer(tmp_path_factory.mktemp("produce-records"))
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Shared by the segment-file proofs: Kafka's Java producer (from the records proofs) and log-dir copies."""
+"""Shared by the segment-file proofs: the dump comparison helpers (the Java producer: ../conftest.py)."""
 
 from __future__ import annotations
 
@@ -15,10 +15,3 @@ for helper_dir in (_HERE, _HERE.parent / "records"):
 
 pytest.register_assert_rewrite("dump_compare")
 
-
-@pytest.fixture(scope="session")
-def producer_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """ProduceRecords.java compiled once for the session."""
-    from java_producer import compile_producer
-
-    return compile_producer(tmp_path_factory.mktemp("produce-records"))

@@ -9,45 +9,17 @@ compacted topic that the log cleaner then compacts.
 
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
 
 import pytest
+from broker_files import CODECS, ROLLING, fill_compacted, wait_compacted
 from dump_compare import OPTION_SETS, assert_same_dump, copy_partitions, dump_files, ours
 from java_producer import TopicSpec, produce
 
 from kafka_spark.client import KafkaClient, TopicPartition
-from kafka_spark.client.producer import Producer
-from kafka_spark.errors import DataLossError
 from kafka_spark.local.kafka import KafkaNode
 from kafka_spark.segments import PartitionLog, list_partitions
-
-ROLLING = {"segment.ms": "100", "index.interval.bytes": "1", "flush.messages": "1"}
-CODECS = ("none", "gzip", "snappy", "lz4", "zstd")
-COMPACTED = {"cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01", "min.compaction.lag.ms": "0",
-             "delete.retention.ms": "100", **ROLLING}
-
-
-def _fill_compacted(node: KafkaNode, topic: str) -> None:
-    node.tools.create_topic(topic, configs=COMPACTED)
-    with Producer({"bootstrap.servers": node.bootstrap, "linger.ms": 0}) as producer:
-        for round_ in range(4):
-            futures = [producer.send(topic, f"v{round_}-{k}".encode(), key=f"k{k}".encode(), partition=0,
-                                     headers=[("round", str(round_).encode())]) for k in range(8)]
-            futures.append(producer.send(topic, None, key=b"k0", partition=0))  # a tombstone
-            for f in futures:
-                f.get(30)
-            time.sleep(0.15)
-
-
-def _compacted(log_dir: Path, topic: str) -> bool:
-    try:
-        with PartitionLog.open(str(log_dir / f"{topic}-0")) as log:
-            offsets = [o for b in log.read() for o in b.column("offset").to_pylist()]
-    except DataLossError:  # the cleaner swapped segments under the reader: look again
-        return False
-    return len(offsets) < log.log_end_offset - log.log_start_offset
 
 
 @pytest.fixture(scope="module")
@@ -64,11 +36,8 @@ def topics(kafka: KafkaNode, producer_classes: Path, tmp_path_factory: pytest.Te
             tmp_path_factory.mktemp("sent"))
     names = {case: spec.name for case, spec in specs.items()}
     names["compacted"] = f"seg-compacted-{run}"
-    _fill_compacted(kafka, names["compacted"])
-    deadline = time.monotonic() + 60
-    while not _compacted(kafka.log_dir, names["compacted"]):
-        assert time.monotonic() < deadline, "the log cleaner did not compact the topic within 60 s"
-        time.sleep(0.5)
+    fill_compacted(kafka.tools, kafka.bootstrap, names["compacted"])
+    wait_compacted(kafka.log_dir, names["compacted"])
     return names
 
 

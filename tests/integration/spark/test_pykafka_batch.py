@@ -135,17 +135,21 @@ def test_bad_options_fail_at_load_naming_the_option(spark, kafka):
         query.stop()
 
 
-def test_registration_module_imports_without_optional_extras():
-    # Spark silently skips a pyspark_* module that fails to import, which would hide `pykafka`.
+@pytest.mark.parametrize(("module", "source"), [("pyspark_kafka_spark", "pykafka"),
+                                                ("pyspark_kafka_spark_log", "pykafka-log")])
+def test_registration_module_imports_without_optional_extras(module, source):
+    # Spark silently skips a pyspark_* module that fails to import, which would hide the source; the
+    # record decoder and the segment reader load in tasks only.
     code = (
         "import sys\n"
         "for name in ('kazoo', 'deltalake', 'delta', 'lz4', 'zstandard', 'snappy', 'crcmod', 'kafka'):\n"
         "    sys.modules[name] = None\n"
-        "import pyspark_kafka_spark\n"
+        f"import {module}\n"
         "from pkgutil import iter_modules\n"
-        "assert 'pyspark_kafka_spark' in {m.name for m in iter_modules()}\n"
-        "print(pyspark_kafka_spark.DefaultSource.name())\n"
+        f"assert '{module}' in {{m.name for m in iter_modules()}}\n"
+        f"print({module}.DefaultSource.name())\n"
+        "print(sorted(m for m in ('kafka_spark.segments', 'kafka_spark.records.decoder') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "pykafka"
+    assert out.stdout.split("\n")[:2] == [source, "[]"]

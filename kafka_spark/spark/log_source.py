@@ -1,0 +1,72 @@
+"""`spark.read.format("pykafka-log")`: Kafka's segment files read straight off disk (or an object store),
+with pykafka's options and schema, so that a query switches between the two by its format name."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+
+from kafka_spark.errors import ConfigError
+from kafka_spark.spark.log_options import SOURCE_NAME, LogOptions, parse_log_options
+from kafka_spark.spark.schema import kafka_ddl
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from kafka_spark.spark.log_planner import LogRange
+
+
+class KafkaLogDataSource(DataSource):
+    """Reads the partitions of Kafka log dirs (`path`) with Spark's Kafka-source options and schema."""
+
+    @classmethod
+    def name(cls) -> str:
+        return SOURCE_NAME
+
+    def schema(self) -> str:
+        # Spark calls this at load(): validating here makes bad options fail when the DataFrame is defined.
+        return kafka_ddl(parse_log_options(self.options, "any").source.include_headers)
+
+    def reader(self, schema: object) -> DataSourceReader:
+        return KafkaLogBatchReader(parse_log_options(self.options, "batch"))
+
+    def streamReader(self, schema: object) -> DataSourceStreamReader:
+        raise ConfigError("pykafka-log reads log files in batch queries only (spark.read); for a stream, read the "
+                          "brokers with readStream.format('pykafka')")
+
+
+class LogInputPartition(InputPartition):
+    """One task: a partition's offsets [start, end) in the log dir `log_dir` (plain picklable data)."""
+
+    def __init__(self, r: LogRange) -> None:
+        super().__init__((r.log_dir, r.topic, r.partition, r.start, r.end))
+        self.range = r
+
+    def __repr__(self) -> str:
+        r = self.range
+        return f"LogInputPartition({r.topic}-{r.partition} [{r.start}, {r.end}) in {r.log_dir})"
+
+
+class KafkaLogBatchReader(DataSourceReader):
+    """Plans tasks from the files on the driver; each task reads its offsets on an executor."""
+
+    def __init__(self, options: LogOptions) -> None:
+        self.options = options
+
+    def partitions(self) -> Sequence[InputPartition]:
+        from kafka_spark.spark.log_planner import plan_log_batch
+
+        return [LogInputPartition(r) for r in plan_log_batch(self.options)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from kafka_spark.spark.log_reader import read_log_range
+
+        # With no ranges to read, Spark still runs one task, with no partition.
+        if not isinstance(partition, LogInputPartition):
+            return
+        yield from read_log_range(self.options, partition.range)
+
+
+__all__ = ["KafkaLogBatchReader", "KafkaLogDataSource", "LogInputPartition"]
