@@ -98,6 +98,10 @@ class BrokerConnection:
         self._end = 0
         self._throttle_until = 0.0
         self._max_frame = max(_MIN_MAX_FRAME, 2 * config.fetch_max_bytes)
+        # Frames up to this size get their whole buffer at once; a larger size is only a claim until
+        # the bytes arrive, so those grow as they do (a lying length costs what was really sent).
+        self._trusted_frame = 2 * config.fetch_max_bytes
+        self._deadline: float | None = None
         self.versions: BrokerVersions | None = None
 
     # ---- lifecycle -------------------------------------------------------------------------
@@ -342,6 +346,12 @@ class BrokerConnection:
         if sock is None:
             raise ConnectionClosedError(f"broker {self._name()} is not connected")
         try:
+            if self._deadline is not None:
+                # request.timeout.ms bounds the whole response: a broker dripping bytes must not reset it
+                left = self._deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                sock.settimeout(left)
             n = sock.recv_into(view)
         except TimeoutError:
             self.close("request timed out")
@@ -373,6 +383,15 @@ class BrokerConnection:
             self._end += self._recv_into(self._view[self._end:])
 
     def _read_frame(self) -> bytes | bytearray:
+        self._deadline = time.monotonic() + self.config.request_timeout_ms / 1000
+        try:
+            return self._read_frame_by_deadline()
+        finally:
+            self._deadline = None
+            if self._sock is not None:
+                self._sock.settimeout(self.config.request_timeout_ms / 1000)
+
+    def _read_frame_by_deadline(self) -> bytes | bytearray:
         self._fill(4)
         try:
             size = read_frame_size(self._view[self._start:self._start + 4], self._max_frame)
@@ -390,6 +409,8 @@ class BrokerConnection:
             frame = bytes(self._view[self._start:self._start + size])
             self._start += size
             return frame
+        if size > self._trusted_frame:
+            return self._read_growing(size)
         # big frame: take what is buffered, then receive the rest straight into the frame
         out = bytearray(size)
         out[:buffered] = self._view[self._start:self._end]
@@ -398,4 +419,13 @@ class BrokerConnection:
         pos = buffered
         while pos < size:
             pos += self._recv_into(target[pos:])
+        return out
+
+    def _read_growing(self, size: int) -> bytearray:
+        # a frame larger than any fetch asked for (a huge Metadata, or a lie): append chunks as they arrive
+        out = bytearray(self._view[self._start:self._end])
+        self._start = self._end = 0
+        while len(out) < size:
+            n = self._recv_into(self._view[:min(len(self._buf), size - len(out))])
+            out += self._view[:n]
         return out

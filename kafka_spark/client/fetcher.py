@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from kafka_spark.client.batches import scan
@@ -27,7 +28,7 @@ from kafka_spark.client.metadata import ZERO_UUID, PartitionInfo, TopicPartition
 from kafka_spark.client.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.records_adapter import decode_fetched
 from kafka_spark.client.retry import Backoff, is_retriable
-from kafka_spark.errors import KafkaConnectionError
+from kafka_spark.errors import CorruptRecordError, KafkaConnectionError
 from kafka_spark.errors.codes import BrokerError
 from kafka_spark.protocol import ApiKey
 
@@ -192,6 +193,8 @@ class RangeReader:
         aborted = part.get("aborted_transactions") or []
         batch = decode_fetched(data[:found.complete_bytes], self.tp, self.position, self.end,
                                aborted if self.read_committed else None, self.include_headers)
+        if batch is not None and batch.num_rows:
+            _check_order(batch, self.tp, next_offset)
         self.position = min(next_offset, self.end)
         return batch
 
@@ -272,6 +275,19 @@ class RangeReader:
                     "because fail_on_data_loss is off", self.tp, offset, resume - 1, earliest, latest, lost)
         self.position = resume
         self._next_request = resume
+
+
+def _check_order(batch: pa.RecordBatch, tp: TopicPartition, next_offset: int) -> None:
+    # Offsets sit outside every CRC: a broken broker or proxy could repeat or reorder them, and the
+    # next fetch starts at `next_offset`, so anything out of order here is a duplicate or a gap later.
+    offsets = batch.column("offset").to_numpy()
+    back = np.flatnonzero(np.diff(offsets) <= 0)
+    if len(back) or offsets[-1] >= next_offset:
+        at = int(back[0]) if len(back) else len(offsets) - 2
+        pair = f"{int(offsets[at])} then {int(offsets[at + 1])}" if at >= 0 else f"{int(offsets[-1])}"
+        raise CorruptRecordError(
+            f"{tp}: the broker returned offsets out of order ({pair}; next fetch offset {next_offset}); "
+            "refusing to deliver duplicates or gaps", int(offsets[at + 1 if at >= 0 else -1]))
 
 
 def fetch_range(cluster: Cluster, topic: str, partition: int, start: int, end: int, **options: Any) -> RangeReader:

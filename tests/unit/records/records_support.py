@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterable
 
 import pyarrow as pa
 
 from kafka_spark.records import Record
+from kafka_spark.records.crc import crc32, crc32c
 
 Row = tuple
 
@@ -37,3 +39,20 @@ def record_rows(records: Iterable[Record], headers: bool = True) -> list[Row]:
 
 def strip_headers(rows: list[Row]) -> list[Row]:
     return [(*row[:5], None) for row in rows]
+
+
+def fix_crcs(data: bytes | bytearray, start: int = 0) -> bytes:
+    """Recompute the CRC of every framed entry from byte `start`, so mutations reach the record parsers."""
+    buf = bytearray(data)
+    pos = start
+    while pos + 17 <= len(buf):
+        size = struct.unpack_from(">i", buf, pos + 8)[0]
+        end = pos + 12 + size
+        if size < 14 or end > len(buf):
+            break
+        if buf[pos + 16] == 2 and size >= 49:
+            struct.pack_into(">I", buf, pos + 17, crc32c(bytes(buf[pos + 21 : end])))
+        elif buf[pos + 16] in (0, 1):
+            struct.pack_into(">I", buf, pos + 12, crc32(bytes(buf[pos + 16 : end])))
+        pos = end
+    return bytes(buf)

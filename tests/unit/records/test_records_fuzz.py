@@ -11,11 +11,10 @@ from collections.abc import Callable
 import pyarrow as pa
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from records_support import arrow_rows, record_rows
+from records_support import arrow_rows, fix_crcs, record_rows
 
 from kafka_spark.errors import DecodeError
 from kafka_spark.records import compression, decode_to_arrow, encode_batch, iter_records, scan_batches
-from kafka_spark.records.crc import crc32, crc32c
 
 # RECORDS_FUZZ_EXAMPLES=5000 for a deeper run than the default suite can afford.
 FUZZ = settings(max_examples=int(os.environ.get("RECORDS_FUZZ_EXAMPLES", "150")), deadline=None,
@@ -57,22 +56,6 @@ def both(buf: bytes, **kw: object) -> tuple[tuple, tuple]:
     scalar = outcome(lambda: record_rows(iter_records(buf, **kw)))
     arrow = outcome(lambda: arrow_rows(decode_to_arrow(buf, "t", 0, include_headers=True, **kw).batch))
     return scalar, arrow
-
-
-def fix_crcs(buf: bytearray) -> bytes:
-    """Recompute every entry's checksum so mutations reach the record parsers."""
-    pos = 0
-    while pos + 17 <= len(buf):
-        size = struct.unpack_from(">i", buf, pos + 8)[0]
-        end = pos + 12 + size
-        if size < 14 or end > len(buf):
-            break
-        if buf[pos + 16] == 2 and size >= 49:
-            struct.pack_into(">I", buf, pos + 17, crc32c(bytes(buf[pos + 21 : end])))
-        elif buf[pos + 16] in (0, 1):
-            struct.pack_into(">I", buf, pos + 12, crc32(bytes(buf[pos + 16 : end])))
-        pos = end
-    return bytes(buf)
 
 
 @FUZZ
