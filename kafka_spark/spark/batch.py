@@ -1,4 +1,5 @@
-"""`spark.read.format("pykafka")` / `readStream.format("pykafka")`: the DataSource and its batch reader."""
+"""`spark.read.format("pykafka")` / `readStream.format("pykafka")` / `write.format("pykafka")`: the DataSource
+and its batch reader."""
 
 from __future__ import annotations
 
@@ -6,7 +7,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    DataSourceWriter,
+    InputPartition,
+)
 
 from kafka_spark.errors import ConfigError
 from kafka_spark.spark.options import SourceOptions, parse_source_options
@@ -15,10 +22,12 @@ from kafka_spark.spark.schema import kafka_ddl
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark.sql.types import StructType
 
 
 class KafkaDataSource(DataSource):
-    """Reads Kafka topics with Spark's Kafka-source options and schema, through kafka_spark's own client."""
+    """Reads Kafka topics with Spark's Kafka-source options and schema, and writes DataFrames to them with
+    Spark's Kafka-sink contract, through kafka_spark's own client."""
 
     @classmethod
     def name(cls) -> str:
@@ -41,6 +50,11 @@ class KafkaDataSource(DataSource):
                               f"sources' admission control); this is PySpark {pyspark.__version__} ({exc})") from None
 
         return KafkaStreamReader(with_brokers(parse_source_options(self.options, "stream")))
+
+    def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
+        from kafka_spark.spark.write import kafka_writer
+
+        return kafka_writer(dict(self.options), schema, overwrite)
 
 
 def with_brokers(options: SourceOptions) -> SourceOptions:

@@ -1,0 +1,116 @@
+"""`df.write.format("pykafka")` lands the same records as Spark's own `format("kafka")` sink, and rejects the
+same DataFrames with the same messages."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+from kafka.admin import KafkaAdminClient, NewTopic
+
+HEADERS = ("case when id % 3 = 0 then null else array(named_struct('key', 'h', 'value', cast(concat('v', id) as "
+           "binary)), named_struct('key', concat('k', id), 'value', cast(null as binary))) end")
+
+
+def write(df, fmt, kafka, **options):
+    writer = df.write.format(fmt).option("kafka.bootstrap.servers", kafka.bootstrap)
+    for k, v in options.items():
+        writer = writer.option(k, v)
+    writer.mode("append").save()
+
+
+def landed(spark, kafka, topic):
+    """The records of `topic` as comparable tuples, read back with Spark's own Kafka source."""
+    rows = (spark.read.format("kafka").option("kafka.bootstrap.servers", kafka.bootstrap).option("subscribe", topic)
+            .option("includeHeaders", "true").load().select("key", "value", "partition", "headers").collect())
+    records = [(r.key, r.value, r.partition, tuple((h.key, h.value) for h in r.headers or ())) for r in rows]
+    return sorted(records, key=repr)
+
+
+@pytest.fixture(scope="module")
+def admin(kafka) -> Iterator[KafkaAdminClient]:
+    client = KafkaAdminClient(bootstrap_servers=kafka.bootstrap)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def topics(admin, topic_name):
+    """Two 3-partition topics: one for ours, one for Spark's sink."""
+    names = f"{topic_name}-ours", f"{topic_name}-spark"
+    admin.create_topics([NewTopic(n, 3, 1) for n in names], wait_for_metadata=True)
+    return names
+
+
+@pytest.mark.parametrize("value_type", ["string", "binary"])
+@pytest.mark.parametrize("partition_column", [False, True])
+def test_same_records_as_sparks_sink(spark, kafka, topics, value_type, partition_column):
+    df = spark.range(60).selectExpr(
+        "cast(concat('key-', id) as binary) as key", f"cast(concat('value-', id) as {value_type}) as value",
+        f"{HEADERS} as headers", *(["cast(id % 3 as int) as partition"] if partition_column else []),
+    ).repartition(2)
+    for fmt, topic in zip(("pykafka", "kafka"), topics, strict=True):
+        write(df.selectExpr(f"'{topic}' as topic", "*"), fmt, kafka)
+    ours, theirs = (landed(spark, kafka, t) for t in topics)
+    assert len(ours) == 60
+    assert ours == theirs
+    if partition_column:
+        assert {(k, p) for k, _, p, _ in ours} == {(f"key-{i}".encode(), i % 3) for i in range(60)}
+
+
+def test_topic_option_overrides_the_column_and_keys_may_be_null(spark, kafka, topics):
+    df = spark.range(20).selectExpr("'not-this-topic' as topic", "cast(id as string) as value", "'k' as key")
+    for fmt, topic in zip(("pykafka", "kafka"), topics, strict=True):
+        write(df, fmt, kafka, topic=topic)
+    ours, theirs = (landed(spark, kafka, t) for t in topics)
+    assert len(ours) == 20
+    assert ours == theirs
+    nulls = spark.range(5).selectExpr("cast(null as binary) as key", "cast(id as string) as value")
+    write(nulls, "pykafka", kafka, topic=topics[0])
+    assert sum(1 for k, *_ in landed(spark, kafka, topics[0]) if k is None) == 5
+
+
+ERRORS = {
+    "no value": ("cast(id as string) as key", "Required attribute 'value' not found"),
+    "int value": ("cast(id as int) as value", "value attribute unsupported type int. value must be a(n) string or "
+                                              "binary"),
+    "long key": ("id as key", "'x' as value", "key attribute unsupported type bigint. key must be a(n) string or "
+                                              "binary"),
+    "string partition": ("'x' as value", "'1' as partition", "partition attribute unsupported type string. "
+                                                             "partition must be a(n) int"),
+    "bad headers": ("'x' as value", "array('h') as headers", "headers attribute unsupported type array<string>. "
+                                                             "headers must be a(n) array<struct<key:string,"
+                                                             "value:binary>>"),
+}
+
+
+@pytest.mark.parametrize("case", list(ERRORS))
+def test_column_errors_are_sparks(spark, kafka, topic_name, case):
+    *columns, message = ERRORS[case]
+    df = spark.range(1).selectExpr(*columns)
+    for fmt in ("kafka", "pykafka"):
+        with pytest.raises(Exception, match=re.escape(message)):
+            write(df, fmt, kafka, topic=topic_name)
+
+
+def test_topic_errors_are_sparks(spark, kafka):
+    no_topic = spark.range(1).selectExpr("'x' as value")
+    long_topic = spark.range(1).selectExpr("id as topic", "'x' as value")
+    null_topic = spark.range(1).selectExpr("cast(null as string) as topic", "'x' as value")
+    for fmt in ("kafka", "pykafka"):
+        with pytest.raises(Exception, match="topic option required when no 'topic' attribute is present"):
+            write(no_topic, fmt, kafka)
+        with pytest.raises(Exception, match="topic attribute unsupported type bigint"):
+            write(long_topic, fmt, kafka)
+        with pytest.raises(Exception, match="The Kafka message data sent to the producer contains a null topic"):
+            write(null_topic, fmt, kafka)
+
+
+def test_delivery_failure_fails_the_job_with_the_brokers_error(spark, kafka, admin, topic_name):
+    # The broker refuses a record over its max.message.bytes; the producer's own limit is above it.
+    admin.create_topics([NewTopic(topic_name, 1, 1, topic_configs={"max.message.bytes": "1000"})],
+                        wait_for_metadata=True)
+    df = spark.range(1).selectExpr(f"'{topic_name}' as topic", "repeat('x', 5000) as value")
+    with pytest.raises(Exception, match=r"MESSAGE_TOO_LARGE|RECORD_LIST_TOO_LARGE"):
+        write(df, "pykafka", kafka, **{"kafka.max.request.size": "1048576"})

@@ -1,0 +1,62 @@
+"""Sink options and column checks follow Spark's Kafka sink: same rules, same messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_spark.errors import ConfigError
+from kafka_spark.spark.write_options import HEADERS_TYPE, check_columns, parse_sink_options
+
+BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
+
+
+def test_idempotent_by_default_unless_acks_is_lowered():
+    assert parse_sink_options(BASE).client_config().enable_idempotence
+    assert not parse_sink_options({**BASE, "kafka.acks": "1"}).client_config().enable_idempotence
+    with pytest.raises(ConfigError, match="requires acks=all"):
+        parse_sink_options({**BASE, "kafka.acks": "1", "kafka.enable.idempotence": "true"})
+
+
+def test_topic_option_and_producer_properties():
+    sink = parse_sink_options({**BASE, "TOPIC": " out ", "kafka.compression.type": "zstd", "kafka.linger.ms": "20"})
+    assert sink.topic == "out"
+    config = sink.client_config()
+    assert (config.compression_type, config.linger_ms) == ("zstd", 20)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({}, "Option 'kafka.bootstrap.servers' must be specified for configuring Kafka producer"),
+    ({**BASE, "kafka.key.serializer": "x"}, "Kafka option 'key.serializer' is not supported"),
+    ({**BASE, "kafka.value.serializer": "x"}, "Kafka option 'value.serializer' is not supported"),
+    ({**BASE, "subscribe": "t"}, "unknown option 'subscribe'"),
+    ({**BASE, "kafka.compression.type": "brotli"}, "compression.type"),
+])
+def test_bad_options(options, message):
+    with pytest.raises(ConfigError, match=message):
+        parse_sink_options(options)
+
+
+def test_accepted_columns():
+    check_columns({"topic": "string", "key": "binary", "value": "string", "partition": "int",
+                   "headers": HEADERS_TYPE, "other": "bigint"}, None)
+    # With the topic option, the topic column is neither needed nor checked.
+    check_columns({"topic": "bigint", "value": "binary"}, "t")
+    check_columns({"value": "binary"}, "t")
+
+
+@pytest.mark.parametrize(("columns", "message"), [
+    ({"value": "string"}, "topic option required when no 'topic' attribute is present. Use the topic option "
+                          "for setting a topic."),
+    ({"topic": "int", "value": "string"}, "topic attribute unsupported type int. topic must be a(n) string"),
+    ({"topic": "string"}, "Required attribute 'value' not found"),
+    ({"topic": "string", "value": "int"}, "value attribute unsupported type int. value must be a(n) string or binary"),
+    ({"topic": "string", "value": "string", "key": "bigint"}, "key attribute unsupported type bigint"),
+    ({"topic": "string", "value": "string", "partition": "bigint"},
+     "partition attribute unsupported type bigint. partition must be a(n) int"),
+    ({"topic": "string", "value": "string", "headers": "map<string,binary>"},
+     f"headers attribute unsupported type map<string,binary>. headers must be a(n) {HEADERS_TYPE}"),
+])
+def test_column_errors(columns, message):
+    with pytest.raises(ConfigError) as info:
+        check_columns(columns, None)
+    assert str(info.value) == message or str(info.value).startswith(message)
