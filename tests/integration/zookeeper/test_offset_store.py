@@ -93,3 +93,21 @@ def test_zk_commands(kafka39, topic_name, capsys):
     assert f"total lag {end - 4}" in capsys.readouterr().out
     assert main(["offsets", "--zookeeper", kafka39.zookeeper_connect, "--topic", topic_name, "--json"]) == 0
     assert str(end) in capsys.readouterr().out
+
+
+def test_a_session_the_server_expires_is_replaced_and_the_write_goes_through(zookeeper, topic_name):
+    from kazoo.client import KazooClient
+
+    settings = ZooKeeperSettings(zookeeper.connect, connection_timeout_ms=20000)
+    tp = TopicPartition(topic_name, 0)
+    with ZooKeeperSession(settings) as zk:
+        store_offsets(zk, "expiring", {tp: 1})
+        first = zk._client.client_id
+        # The server ends a session when any client closes it by its id and password: an expiry on demand.
+        twin = KazooClient(hosts=zookeeper.connect, client_id=first)
+        twin.start(timeout=10)
+        twin.stop()
+        twin.close()
+        store_offsets(zk, "expiring", {tp: 2})
+        assert group_offsets(zk, "expiring") == {tp: 2}
+        assert zk._client.client_id[0] != first[0]
