@@ -198,3 +198,16 @@ def check_example_config(job: Any, name: str, default: Any) -> None:
             _, parse = job.FILE_KEYS[key]
             parse(tomllib.loads(f"{key} = {value}")[key], key)
     assert job.read_config(["--config", str(path)])[0] == default
+
+
+def run_available_now(spark, options) -> int:
+    """Run an AvailableNow `start_stream` query to its end; the rows it read."""
+    from kafka_spark.delta import start_stream
+
+    query = start_stream(spark, options)
+    try:
+        assert query.awaitTermination(300), "the AvailableNow stream did not finish"
+    finally:
+        query.stop()
+    assert query.exception() is None
+    return sum(p.numInputRows for p in query.recentProgress)

@@ -5,20 +5,10 @@ from __future__ import annotations
 
 import uuid
 
-from delta_support import latest_offsets_of, produce_numbered
+from delta_support import latest_offsets_of, produce_numbered, run_available_now
 
-from kafka_spark.delta import LoadOptions, StreamOptions, committed_position, load, start_stream
+from kafka_spark.delta import LoadOptions, StreamOptions, committed_position, load
 from kafka_spark.delta.catalog import catalog_location
-
-
-def run_available_now(spark, options: StreamOptions) -> int:
-    query = start_stream(spark, options)
-    try:
-        assert query.awaitTermination(300), "the AvailableNow stream did not finish"
-    finally:
-        query.stop()
-    assert query.exception() is None
-    return sum(p.numInputRows for p in query.recentProgress)
 
 
 def test_a_stream_creates_a_catalog_table_and_a_batch_load_continues_it(spark, kafka, producer, topic_name):

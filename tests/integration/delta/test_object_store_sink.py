@@ -6,10 +6,20 @@ from __future__ import annotations
 import json
 import os
 
-from delta_support import JOBS, delta_offsets, latest, latest_offsets_of, produce, produce_numbered, run_job, summary
+from delta_support import (
+    JOBS,
+    delta_offsets,
+    latest,
+    latest_offsets_of,
+    produce,
+    produce_numbered,
+    run_available_now,
+    run_job,
+    summary,
+)
 from deltalake import DeltaTable
 
-from kafka_spark.delta import StreamOptions, committed_position, start_stream
+from kafka_spark.delta import StreamOptions, committed_position
 from kafka_spark.delta.location import path_location
 from kafka_spark.delta.storage import delta_rs_location
 
@@ -64,17 +74,6 @@ def test_job_loads_an_s3a_table_resumes_and_delta_offsets_reads_it_without_spark
     named = delta_offsets("lake.orders", *flags)
     assert named.returncode == 2
     assert "lake.orders is a catalog table name: finding its location needs Spark" in named.stderr
-
-
-def run_available_now(spark, options: StreamOptions) -> int:
-    """Run the stream to its end; the rows it read."""
-    query = start_stream(spark, options)
-    try:
-        assert query.awaitTermination(300), "the AvailableNow stream did not finish"
-    finally:
-        query.stop()
-    assert query.exception() is None
-    return sum(p.numInputRows for p in query.recentProgress)
 
 
 def test_stream_into_an_s3a_table_restarted_is_exact(spark_s3, s3, kafka, producer, topic_name):
