@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kafka_spark.client import KafkaClient
 from kafka_spark.local.jars import classpath
 from kafka_spark.local.process import java_argv
 
@@ -67,7 +69,26 @@ def produce(classes: Path, artifact_set: str, bootstrap: str, scenario: str, top
                           timeout=300, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"ProduceRecords failed (exit {proc.returncode}):\n{proc.stderr[-5000:]}")
+    wait_markers_written(bootstrap, [t.name for t in topics])
     return parse_sent(output.read_text(encoding="utf-8"))
+
+
+def wait_markers_written(bootstrap: str, topics: Sequence[str], timeout: float = 60) -> None:
+    """Wait until no partition of `topics` has an open transaction (each LSO reached its high watermark).
+
+    A producer's commit or abort returns once the coordinator has decided; the end markers reach the
+    partitions afterwards, so files read straight after the producer exits can lack the last ones.
+    """
+    deadline = time.monotonic() + timeout
+    with KafkaClient({"bootstrap.servers": bootstrap}) as client:
+        tps = [tp for t in topics for tp in client.partitions(t)]
+        while True:
+            stable = client.latest_offsets(tps, "read_committed")
+            high = client.latest_offsets(tps, "read_uncommitted")
+            if stable == high:
+                return
+            assert time.monotonic() < deadline, f"transactions still open after {timeout}s: {stable} vs {high}"
+            time.sleep(0.2)
 
 
 def _hex(text: str) -> bytes | None:
