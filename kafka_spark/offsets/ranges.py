@@ -96,6 +96,28 @@ def split_ranges(ranges: Iterable[OffsetRange], min_partitions: int | None = Non
     return [r for r in result if r.size > 0]
 
 
+def split_batch_ranges(ranges: list[OffsetRange], starting: OffsetSpec, ending: OffsetSpec,
+                       min_partitions: int | None = None,
+                       max_records_per_partition: int | None = None) -> list[OffsetRange]:
+    """The tasks of a batch read, as Spark's batch source decides whether to split at all.
+
+    Spark judges the ranges before resolving `earliest`/`latest` (-2/-1 stay symbolic, so such a range
+    counts as 1 record): it splits only when `minPartitions` exceeds the partitions or an unresolved
+    range exceeds `maxRecordsPerPartition`. Otherwise each partition is one task, empty ones included.
+    """
+    def unresolved(spec: OffsetSpec, r: OffsetRange, resolved: int) -> int:
+        tp = TopicPartition(r.topic, r.partition)
+        if spec.kind in ("earliest", "latest"):
+            return EARLIEST if spec.kind == "earliest" else LATEST
+        return spec.offsets.get(tp, resolved) if spec.kind == "offsets" else resolved
+
+    sizes = [unresolved(ending, r, r.end) - unresolved(starting, r, r.start) for r in ranges]
+    if (min_partitions and min_partitions > len(ranges)) or (
+            max_records_per_partition and any(size > max_records_per_partition for size in sizes)):
+        return split_ranges(ranges, min_partitions, max_records_per_partition)
+    return list(ranges)
+
+
 def _part_count(size: int, total: int, min_parts: int) -> int:
     # Java's Math.round: half rounds up.
     return max(math.floor(size / total * min_parts + 0.5), 1)

@@ -39,12 +39,14 @@ class PartitionDir:
 class SegmentListing:
     """The segments of a partition directory in base-offset order, and its `.swap` segments apart.
 
-    `min_cleaned` is the smallest base offset of a `.cleaned` file (a compaction in progress), if any.
+    `min_cleaned` is the smallest base offset of a `.cleaned` file (a compaction in progress), if any;
+    `snapshots` maps each producer-state `.snapshot` file's offset to its path.
     """
 
     segments: list[SegmentFiles]
     swaps: list[SegmentFiles] = field(default_factory=list)
     min_cleaned: int | None = None
+    snapshots: dict[int, str] = field(default_factory=dict)
 
 
 def list_partition_dirs(storage: Storage, log_dir: str, include_internal: bool = False) -> list[PartitionDir]:
@@ -65,7 +67,11 @@ def list_segments(storage: Storage, partition_dir: str) -> SegmentListing:
     segments = []
     swaps = []
     min_cleaned = None
+    snapshots = {}
     for name in sorted(files):
+        if name.endswith(names.SNAPSHOT) and name.split(".", 1)[0].isdigit():
+            snapshots[names.offset_from_name(name)] = storage.join(partition_dir, name)
+            continue
         if name.endswith(names.CLEANED):
             try:
                 base = names.offset_from_name(name)
@@ -89,7 +95,7 @@ def list_segments(storage: Storage, partition_dir: str) -> SegmentListing:
         seg = SegmentFiles(base, storage.join(partition_dir, name), sibling(names.INDEX), sibling(names.TIME_INDEX),
                            sibling(names.TXN_INDEX), bool(suffix))
         (swaps if suffix else segments).append(seg)
-    return SegmentListing(segments, swaps, min_cleaned)
+    return SegmentListing(segments, swaps, min_cleaned, snapshots)
 
 
 __all__ = ["PartitionDir", "SegmentFiles", "SegmentListing", "list_partition_dirs", "list_segments"]

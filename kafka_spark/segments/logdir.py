@@ -25,16 +25,22 @@ class LogDirCheckpoints:
     cleaner_offsets: dict[TopicPartitionKey, int] = field(default_factory=dict)
 
 
-def read_text(storage: Storage, path: str) -> str | None:
-    """A small text file's content, None if it does not exist."""
+def read_bytes(storage: Storage, path: str) -> bytes | None:
+    """A small file's content, None if it does not exist."""
     try:
         source = storage.open(path)
     except FileNotFoundError:
         return None
     try:
-        return source.read(0, source.size).decode("utf-8")
+        return source.read(0, source.size)
     finally:
         source.close()
+
+
+def read_text(storage: Storage, path: str) -> str | None:
+    """A small text file's content, None if it does not exist."""
+    data = read_bytes(storage, path)
+    return None if data is None else data.decode("utf-8")
 
 
 def read_checkpoints(storage: Storage, log_dir: str) -> LogDirCheckpoints:

@@ -23,6 +23,7 @@ from kafka_spark.segments.listing import SegmentFiles, SegmentListing, list_segm
 from kafka_spark.segments.logdir import LogDirCheckpoints, read_checkpoints, read_text
 from kafka_spark.segments.read import read_segment
 from kafka_spark.segments.segment import Segment
+from kafka_spark.segments.stable import last_stable_offset
 from kafka_spark.segments.storage import Storage, resolve
 from kafka_spark.segments.txnindex import AbortedTxn, aborted_between
 
@@ -47,13 +48,15 @@ class PartitionLog:
     """The log of one partition directory. Open with `PartitionLog.open(path)`; `close()` ends it."""
 
     def __init__(self, path: str, topic: str, partition: int, segments: list[Segment],
-                 checkpoints: LogDirCheckpoints | None = None, storage: Storage | None = None) -> None:
+                 checkpoints: LogDirCheckpoints | None = None, storage: Storage | None = None,
+                 snapshots: dict[int, str] | None = None) -> None:
         self.path = path
         self.topic = topic
         self.partition = partition
         self.segments = segments
         self.checkpoints = checkpoints or LogDirCheckpoints()
         self.storage = storage
+        self.snapshots = snapshots or {}
         self._bases = [s.base_offset for s in segments]
 
     @classmethod
@@ -68,8 +71,10 @@ class PartitionLog:
             raise ValueError(f"{path}: not a <topic>-<partition> directory")
         if checkpoints is None:
             checkpoints = read_checkpoints(storage, posixpath.dirname(inner) or ".")
-        files = _resolve_swaps(list_segments(storage, inner), storage)
-        return cls(inner, parsed[0], parsed[1], [Segment(f, storage) for f in files], checkpoints, storage)
+        listing = list_segments(storage, inner)
+        files = _resolve_swaps(listing, storage)
+        return cls(inner, parsed[0], parsed[1], [Segment(f, storage) for f in files], checkpoints, storage,
+                   listing.snapshots)
 
     def __enter__(self) -> PartitionLog:
         return self
@@ -108,6 +113,18 @@ class PartitionLog:
         """The checkpointed high watermark clamped into [log start, log end] (the broker's rule at load)."""
         hw = self.checkpoints.high_watermarks.get(self.key, 0)
         return min(max(hw, self.log_start_offset), self.log_end_offset)
+
+    @cached_property
+    def last_stable_offset(self) -> int:
+        """Where `read_committed` readers stop: the first offset of the oldest open transaction below the
+        high watermark (from the producer snapshot and the batches after it), else the high watermark."""
+        return self.stable_offset_below(self.high_watermark)
+
+    def stable_offset_below(self, high_watermark: int) -> int:
+        """The last stable offset had the high watermark been `high_watermark`."""
+        if self.storage is None:
+            return high_watermark
+        return last_stable_offset(self.segments, self.storage, self.snapshots, high_watermark)
 
     @property
     def recovery_point(self) -> int | None:

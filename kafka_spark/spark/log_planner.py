@@ -97,6 +97,9 @@ def plan_log_batch(options: LogOptions) -> list[LogRange]:
         # Any replica's checkpointed high watermark was the partition's at some point; the chosen
         # replica reaches at least as far unless the user named a shorter one.
         ends = {tp: min(max(r.log.high_watermark for r in replicas[tp]), logs[tp].log_end_offset) for tp in tps}
+        if options.isolation == "read_committed":
+            # As a broker answers read_committed ListOffsets: nothing at or past an open transaction.
+            ends = {tp: logs[tp].stable_offset_below(end) for tp, end in ends.items()}
         lookup = FileOffsets(logs, ends)
         starts = resolve_spec(lookup, src.starting, tps, True, src.no_match_strategy)
         stops = resolve_spec(lookup, src.ending, tps, False, src.no_match_strategy)

@@ -9,7 +9,7 @@ from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.offsets import latest_offsets
 from kafka_spark.errors import ConfigError, DataLossError
-from kafka_spark.offsets.ranges import OffsetRange, split_ranges
+from kafka_spark.offsets.ranges import OffsetRange, split_batch_ranges
 from kafka_spark.offsets.resolve import NoOffsetForTimestampError, resolve_offsets, resolve_partitions
 from kafka_spark.offsets.zookeeper_group import zookeeper_group_starts
 from kafka_spark.spark.options import SourceOptions
@@ -53,4 +53,5 @@ def plan_batch(options: SourceOptions) -> list[OffsetRange]:
             if start > end:
                 raise ConfigError(f"{tp}: the starting offset {start} is after the ending offset {end}")
             ranges.append(OffsetRange(tp.topic, tp.partition, start, end, cluster.leader(tp).leader))
-    return split_ranges(ranges, options.min_partitions, options.max_records_per_partition)
+    return split_batch_ranges(ranges, options.starting, options.ending, options.min_partitions,
+                              options.max_records_per_partition)

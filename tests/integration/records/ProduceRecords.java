@@ -1,6 +1,7 @@
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HexFormat;
@@ -27,7 +28,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * Usage: ProduceRecords OUTPUT BOOTSTRAP SCENARIO TOPIC:CODEC[:CONFIG=VALUE...]...
  * SCENARIO "transactions": idempotent records with headers, then interleaved transactions of two
  * producers that commit and abort. SCENARIO "plain": no idempotence, no headers (message formats
- * v0/v1 cannot carry them). Each topic is created (one partition, the given configs) and written
+ * v0/v1 cannot carry them). SCENARIO "open-transaction": "transactions", then a third producer
+ * leaves a transaction open (outcome "open": its producer is closed without ending it, with a
+ * 15-minute transaction timeout) and a fourth commits one after it. Each topic is created (one partition, the given configs) and written
  * with its own compression.type, all topics at once. Every acknowledged record is written to OUTPUT
  * (not stdout, which the client's logging may share) as one tab-separated line:
  * topic, offset, timestamp, outcome (none/commit/abort), key, value, headers, where a byte string
@@ -54,7 +57,11 @@ public final class ProduceRecords {
         List<Future<TopicRun>> runs = new ArrayList<>();
         for (String[] spec : specs) {
             TopicRun run = new TopicRun(bootstrap, spec[0], spec[1]);
-            runs.add(pool.submit(() -> scenario.equals("transactions") ? run.transactions() : run.plain()));
+            runs.add(pool.submit(() -> switch (scenario) {
+                case "transactions" -> run.transactions();
+                case "open-transaction" -> run.transactions().openTransaction();
+                default -> run.plain();
+            }));
         }
         StringBuilder out = new StringBuilder();
         for (Future<TopicRun> run : runs) {
@@ -199,6 +206,23 @@ public final class ProduceRecords {
                 batch(pb, "commit", 4, true);
                 pb.commitTransaction();
             }
+            return this;
+        }
+
+        TopicRun openTransaction() {
+            Producer<byte[], byte[]> open = producer(Map.of("transactional.id", topic + "-open",
+                                                            "transaction.timeout.ms", "900000"));
+            open.initTransactions();
+            open.beginTransaction();
+            batch(open, "open", 6, true);
+            try (Producer<byte[], byte[]> after = producer(Map.of("transactional.id", topic + "-after"))) {
+                after.initTransactions();
+                after.beginTransaction();
+                batch(after, "commit", 5, true);
+                after.commitTransaction();
+            }
+            // A zero timeout closes without the abort a normal close() sends for an open transaction.
+            open.close(Duration.ZERO);
             return this;
         }
 

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_spark.client import KafkaClient
+from kafka_spark.client import KafkaClient, TopicPartition
 from kafka_spark.local.jars import classpath
 from kafka_spark.local.process import java_argv
 
@@ -69,25 +69,33 @@ def produce(classes: Path, artifact_set: str, bootstrap: str, scenario: str, top
                           timeout=300, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"ProduceRecords failed (exit {proc.returncode}):\n{proc.stderr[-5000:]}")
-    wait_markers_written(bootstrap, [t.name for t in topics])
-    return parse_sent(output.read_text(encoding="utf-8"))
+    sent = parse_sent(output.read_text(encoding="utf-8"))
+    opened: dict[str, int] = {}
+    for s in sent:
+        if s.outcome == "open":
+            opened[s.topic] = min(s.offset, opened.get(s.topic, s.offset))
+    wait_markers_written(bootstrap, [t.name for t in topics], opened)
+    return sent
 
 
-def wait_markers_written(bootstrap: str, topics: Sequence[str], timeout: float = 60) -> None:
-    """Wait until no partition of `topics` has an open transaction (each LSO reached its high watermark).
+def wait_markers_written(bootstrap: str, topics: Sequence[str], opened: Mapping[str, int],
+                         timeout: float = 60) -> None:
+    """Wait until every ended transaction's marker is in the log: each partition 0's LSO is the first
+    offset of the transaction `opened` leaves open in its topic, or else its high watermark.
 
     A producer's commit or abort returns once the coordinator has decided; the end markers reach the
     partitions afterwards, so files read straight after the producer exits can lack the last ones.
     """
     deadline = time.monotonic() + timeout
+    tps = [TopicPartition(t, 0) for t in topics]
     with KafkaClient({"bootstrap.servers": bootstrap}) as client:
-        tps = [tp for t in topics for tp in client.partitions(t)]
         while True:
             stable = client.latest_offsets(tps, "read_committed")
             high = client.latest_offsets(tps, "read_uncommitted")
-            if stable == high:
+            want = {tp: opened.get(tp.topic, high[tp]) for tp in tps}
+            if stable == want:
                 return
-            assert time.monotonic() < deadline, f"transactions still open after {timeout}s: {stable} vs {high}"
+            assert time.monotonic() < deadline, f"transactions still open after {timeout}s: {stable} vs {want}"
             time.sleep(0.2)
 
 

@@ -228,3 +228,27 @@ def test_options_without_effect_on_the_rows(spark, kafka, topics):
     ours = assert_same(spark, kafka, subscribe=topics["stamps"], **knobs)
     assert ours.count() == 300
     assert_same(spark, kafka, subscribe=topics["lat"], **{"kafka.group.id": "fixed-group"})
+
+
+def test_tasks_split_exactly_when_sparks_do(spark, kafka, topics):
+    """Spark judges splitting on the ranges before resolving earliest/latest (-2/-1): an
+    earliest-to-latest read is one task per partition whatever maxRecordsPerPartition says."""
+    topic = topics["stamps"]  # 3 partitions of 100 records
+
+    def tasks(fmt, **options):
+        return read(spark, kafka, fmt, subscribe=topic, **options).rdd.getNumPartitions()
+
+    cases = [
+        {"maxRecordsPerPartition": "30"},  # unresolved size 1 each: not split
+        {"maxRecordsPerPartition": "30", "startingOffsets": offsets(topic, p0=0, p1=0, p2=-2)},  # -1 - 0 < 0
+        {"maxRecordsPerPartition": "30", "startingOffsets": offsets(topic, p0=0, p1=50, p2=-2),
+         "endingOffsets": offsets(topic, p0=100, p1=90, p2=-1)},  # p0 is 100 > 30: all split
+        {"maxRecordsPerPartition": "30", "endingOffsets": offsets(topic, p0=29, p1=-1, p2=31)},  # 31 + 2 > 30
+        {"minPartitions": "3"},  # not more than the partitions: one each
+        {"minPartitions": "7"},
+        {"minPartitions": "2", "maxRecordsPerPartition": "40",
+         "startingOffsets": offsets(topic, p0=0, p1=0, p2=0), "endingOffsets": offsets(topic, p0=100, p1=10, p2=0)},
+    ]
+    expected = [3, 3, 10, 7, 3, 6, 4]
+    got = [(tasks("pykafka", **c), tasks("kafka", **c)) for c in cases]
+    assert got == [(n, n) for n in expected], got
