@@ -20,7 +20,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from kafka_spark.errors import KafkaSparkError
+from kafka_spark.cli.java_text import java_utf8
+from kafka_spark.cli.kafka_json import kafka_json
+from kafka_spark.errors import DecodeError, KafkaSparkError
+from kafka_spark.protocol.control import (
+    decode_kraft_control,
+    is_kraft_control,
+    kraft_control_fields,
+    kraft_control_label,
+)
 from kafka_spark.records import Compression, TimestampType
 from kafka_spark.records.model import BatchInfo
 from kafka_spark.segments import (
@@ -170,8 +178,8 @@ def _read_all(path: str) -> bytes:
 
 
 def _text(data: bytes) -> str:
-    # The tool's default decoder is `new String(bytes, UTF_8)`: malformed input becomes U+FFFD.
-    return data.decode("utf-8", "replace")
+    # The tool's default decoder is `new String(bytes, UTF_8)`, with Java's count of U+FFFDs.
+    return java_utf8(data)
 
 
 def _optional_long(value: int | None) -> str:
@@ -221,6 +229,12 @@ def _control_text(deep: DeepRecord) -> str:
         if value is None or len(value) < 6:
             raise DumpError(f"end transaction marker at offset {deep.record.offset} has a value of fewer than 6 bytes")
         return f" endTxnMarker: {_CONTROL_NAMES[type_id]} coordinatorEpoch: {struct.unpack_from('>i', value, 2)[0]}"
+    if is_kraft_control(type_id):
+        try:
+            decoded = decode_kraft_control(type_id, value or b"")
+        except DecodeError as exc:
+            raise DumpError(f"control record at offset {deep.record.offset}: {exc}") from None
+        return f" {kraft_control_label(type_id)} {kafka_json(kraft_control_fields(type_id), decoded)}"
     return f" controlType: {_CONTROL_NAMES.get(type_id, 'UNKNOWN')}({type_id})"
 
 
@@ -260,6 +274,12 @@ def _record_json(deep: DeepRecord, opts: Options) -> dict[str, Any]:
     marker = r.control
     if marker is not None:
         out.update(control_type=marker.name, coordinator_epoch=marker.coordinator_epoch)
+        if is_kraft_control(marker.type) and r.value is not None:
+            try:
+                value = decode_kraft_control(marker.type, r.value)
+            except DecodeError as exc:
+                raise DumpError(f"control record at offset {r.offset}: {exc}") from None
+            out["control_value"] = json.loads(kafka_json(kraft_control_fields(marker.type), value))
     if opts.print_data:
         out.update(key=None if r.key is None else base64.b64encode(r.key).decode(),
                    value=None if r.value is None else base64.b64encode(r.value).decode(),

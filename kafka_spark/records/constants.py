@@ -65,6 +65,11 @@ class ControlType(IntEnum):
 
     ABORT = 0
     COMMIT = 1
+    LEADER_CHANGE = 2
+    SNAPSHOT_HEADER = 3
+    SNAPSHOT_FOOTER = 4
+    KRAFT_VERSION = 5
+    KRAFT_VOTERS = 6
 
 
 def compression_of(name: str | int | Compression | None) -> Compression:

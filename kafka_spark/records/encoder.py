@@ -103,10 +103,13 @@ def encode_control_batch(
     coordinator_epoch: int = 0,
     timestamp: int | None = None,
     partition_leader_epoch: int = -1,
+    value: bytes | None = None,
 ) -> bytes:
-    """A transaction end marker (ControlType.COMMIT or ABORT) as a v2 control batch."""
+    """A control batch of one record: a transaction end marker (ControlType.COMMIT or ABORT), or any
+    other control type with its encoded `value`."""
     key = _CONTROL_KEY.pack(0, int(ControlType(marker)))
-    value = _CONTROL_VALUE.pack(0, coordinator_epoch)
+    if value is None:
+        value = _CONTROL_VALUE.pack(0, coordinator_epoch)
     ts = int(time.time() * 1000) if timestamp is None else timestamp
     return _encode_v2(
         [(key, value, (), ts)], [0], Compression.NONE, base_offset, TimestampType.CREATE_TIME, None, producer_id,

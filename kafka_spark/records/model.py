@@ -98,7 +98,7 @@ class ControlMarker:
 
     @property
     def name(self) -> str:
-        """"COMMIT" or "ABORT" (as DumpLogSegments prints end markers), or "UNKNOWN"."""
+        """The control type's name ("COMMIT", "ABORT", "LEADER_CHANGE", ...), or "UNKNOWN"."""
         try:
             return ControlType(self.type).name
         except ValueError:

@@ -11,6 +11,7 @@ import contextlib
 import random
 import struct
 import sys
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ for _helper in (_TESTS / "unit" / "protocol", _TESTS / "unit" / "records"):
 from protocol_values import combos, random_body  # noqa: E402
 from records_support import arrow_rows, fix_crcs, record_rows  # noqa: E402
 
+from kafka_spark.cli.kafka_json import kafka_json  # noqa: E402
 from kafka_spark.errors import KafkaSparkError  # noqa: E402
 from kafka_spark.protocol import (  # noqa: E402
     decode_assignment,
@@ -31,6 +33,12 @@ from kafka_spark.protocol import (  # noqa: E402
     decode_subscription,
     encode_response,
     parse_api_versions_response,
+)
+from kafka_spark.protocol.control import (  # noqa: E402
+    decode_kraft_control,
+    encode_kraft_control,
+    is_kraft_control,
+    kraft_control_fields,
 )
 from kafka_spark.records import (  # noqa: E402
     ControlType,
@@ -364,6 +372,26 @@ def _prepare_snapshot(data: bytes, rng: random.Random) -> bytes:
     return data
 
 
+def _kraft_control_seeds(rng: random.Random) -> list[bytes]:
+    voter = {"voter_id": 3, "voter_directory_id": uuid.UUID(int=rng.getrandbits(128)),
+             "endpoints": [{"name": "CONTROLLER", "host": "127.0.0.1", "port": 9093}],
+             "k_raft_version_feature": {"min_supported_version": 0, "max_supported_version": 1}}
+    values = {2: {"version": 0, "leader_id": 1, "voters": [{"voter_id": 1}, {"voter_id": 2}],
+                  "granting_voters": [{"voter_id": 1}]},
+              3: {"version": 0, "last_contained_log_timestamp": 1_700_000_000_000},
+              4: {"version": 0},
+              5: {"version": 0, "k_raft_version": 1},
+              6: {"version": 0, "voters": [voter, {**voter, "voter_id": 4, "endpoints": []}]}}
+    return [bytes([t]) + encode_kraft_control(t, v) for t, v in values.items()]
+
+
+def run_kraft_control(data: bytes) -> object:
+    """Decode a KRaft control record value (type from the first byte) and print it as Kafka's JSON."""
+    if not data or not is_kraft_control(data[0]):
+        return None
+    return kafka_json(kraft_control_fields(data[0]), decode_kraft_control(data[0], data[1:]))
+
+
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("protocol", _protocol_seeds, run_protocol, keep=4),
     Target("records", lambda rng: _flags_prefixed(_batch_seeds(rng), rng), run_records, keep=1,
@@ -372,4 +400,5 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("index", _index_seeds, run_index, keep=1),
     Target("checkpoint", _checkpoint_seeds, run_checkpoint, keep=1),
     Target("snapshot", _snapshot_seeds, read_snapshot, prepare=_prepare_snapshot),
+    Target("kraft-control", _kraft_control_seeds, run_kraft_control, keep=1),
 )}
