@@ -23,9 +23,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.cases import Case, Dataset, produce
+from bench.ceiling_source import register as register_ceiling
 from bench.installed import compile_package
 
-FORMATS = ("pykafka-log", "pykafka", "kafka")
+FORMATS = ("pykafka-log", "pykafka", "kafka", "arrow-ceiling")
 SPARK_CONF = {"spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2"}
 
 
@@ -50,9 +51,19 @@ def wait_checkpointed(node, data: Dataset) -> None:  # node: KafkaNode
         time.sleep(1)
 
 
+def ceiling_reader(spark, data: Dataset):
+    return (spark.read.format("arrow-ceiling").option("partitions", len(data.ranges))
+            .option("rows", data.records).option("size", data.case.size))
+
+
 def spark_read(spark, fmt: str, node, data: Dataset) -> float:
     """Seconds to write the whole topic into the noop sink through `fmt` (same explicit offsets for all)."""
     topic = data.case.topic
+    if fmt == "arrow-ceiling":
+        df = ceiling_reader(spark, data).load()
+        started = time.perf_counter()
+        df.write.format("noop").mode("overwrite").save()
+        return time.perf_counter() - started
     reader = (spark.read.format(fmt).option("kafka.bootstrap.servers", node.bootstrap)
               .option("assign", json.dumps({topic: sorted(data.ranges)}))
               .option("startingOffsets", json.dumps({topic: {str(p): s for p, (s, _) in data.ranges.items()}}))
@@ -67,6 +78,8 @@ def spark_read(spark, fmt: str, node, data: Dataset) -> float:
 
 def count(spark, fmt: str, node, data: Dataset) -> int:
     topic = data.case.topic
+    if fmt == "arrow-ceiling":
+        return ceiling_reader(spark, data).load().count()
     reader = spark.read.format(fmt).option("kafka.bootstrap.servers", node.bootstrap).option("subscribe", topic)
     if fmt == "pykafka-log":
         reader = reader.option("path", str(node.log_dir))
@@ -103,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             datasets.append(produce(node, case))
             wait_checkpointed(node, datasets[-1])
         spark = local_spark("log-bench", extra=SPARK_CONF)
+        register_ceiling(spark)
         for data in datasets:
             for fmt in FORMATS:  # warm-up, and the proof that all three read everything
                 got = count(spark, fmt, node, data)
@@ -115,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                     log(f"  {data.case.name} run {i + 1} {fmt}: {times[fmt][-1]:.2f} s")
             best = {f: min(t) for f, t in times.items()}
             rate = {f: data.records / s / 1e6 for f, s in best.items()}
-            ratios = " | ".join(f"{best[f] / best['pykafka-log']:.1f}x" for f in FORMATS[1:])
+            ratios = " | ".join(f"{best[f] / best['pykafka-log']:.1f}x" for f in FORMATS[1:3])
             rows.append(f"| {data.case.size} B x {data.records:,}, 8 partitions | "
                         + " | ".join(f"{best[f]:.2f} s ({rate[f]:.2f} M/s)" for f in FORMATS) + f" | {ratios} |")
         spark.stop()
@@ -140,8 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(f"Best of {args.runs} runs, {os.cpu_count()} CPUs, local[2], noop sink:")
     print()
-    print("| data | pykafka-log (files) | pykafka (broker) | Spark format(\"kafka\") | vs pykafka | vs kafka |")
-    print("|---|---|---|---|---|---|")
+    print("| data | pykafka-log (files) | pykafka (broker) | Spark format(\"kafka\") | Python-source ceiling |"
+          " vs pykafka | vs kafka |")
+    print("|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     print()
     print("| dump | kafka-spark | Kafka's kafka-dump-log.sh | ratio |")

@@ -1,0 +1,64 @@
+"""The fastest any Python data source can hand Spark the rows of a Kafka read: a source that yields
+ready-made Arrow batches of Spark's Kafka schema (null keys, values of one size) and does no other
+work. Timed beside the real readers, it shows how much of their time is Spark's Python bridge."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from kafka_spark.spark.schema import kafka_ddl
+
+NAME = "arrow-ceiling"
+
+
+class _Reader(DataSourceReader):
+    def __init__(self, options: dict[str, str]) -> None:
+        self.partitions_ = int(options["partitions"])
+        self.rows = int(options["rows"])
+        self.size = int(options["size"])
+        self.batch_rows = int(options.get("batchRows", "25000"))
+
+    def partitions(self) -> list[InputPartition]:
+        return [InputPartition(p) for p in range(self.partitions_)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        share = self.rows // self.partitions_ + (1 if partition.value < self.rows % self.partitions_ else 0)
+        n = min(self.batch_rows, share)
+        value = b"x" * self.size
+        batch = pa.RecordBatch.from_arrays([
+            pa.nulls(n, pa.binary()), pa.array([value] * n, pa.binary()), pa.array(["topic"] * n, pa.string()),
+            pa.array([partition.value] * n, pa.int32()), pa.array(range(n), pa.int64()),
+            pa.array([0] * n, pa.int64()).cast(pa.timestamp("us", tz="UTC")), pa.array([0] * n, pa.int32()),
+        ], names=["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"])
+        done = 0
+        while done < share:
+            take = min(n, share - done)
+            yield batch if take == n else batch.slice(0, take)
+            done += take
+
+
+class ArrowCeiling(DataSource):
+    """Options: partitions, rows, size (value bytes), batchRows."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> str:
+        return kafka_ddl(False)
+
+    def reader(self, schema: object) -> DataSourceReader:
+        return _Reader(dict(self.options))
+
+
+def register(spark: object) -> None:
+    """Make `format("arrow-ceiling")` available in `spark`, shipping this module to the workers by value."""
+    import sys
+
+    from pyspark import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    spark.dataSource.register(ArrowCeiling)  # type: ignore[attr-defined]
