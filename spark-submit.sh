@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# spark-submit with this project's environment: .venv's interpreter on driver and executors,
-# Delta Lake and Spark's Kafka connector jars, Delta's SQL extensions. Arguments pass through.
+# spark-submit with this project's environment: .venv (set up by .ci/setup with the exact versions of
+# constraints.txt), its interpreter on driver and executors, the Delta Lake and Spark Kafka connector jars for
+# its PySpark, Delta's SQL extensions. Arguments pass through.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bash "$ROOT/.ci/setup"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +32,48 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.integration)
         elif parts[0] == "spark":
             item.add_marker(pytest.mark.spark)
+
+
+def _java_descendants() -> dict[int, str]:
+    """pid -> command line of every `java` process below this one, except PySpark's gateway JVM (it lives
+    as long as the interpreter that launched it)."""
+    if not Path("/proc").is_dir():
+        return {}
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(entry.name))
+    found, stack = {}, list(children.get(os.getpid(), ()))
+    while stack:
+        pid = stack.pop()
+        stack += children.get(pid, ())
+        try:
+            exe = os.readlink(f"/proc/{pid}/exe")
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if exe.endswith("/java") and not cmd.rstrip("\0").endswith("pyspark-shell"):
+            found[pid] = cmd.replace("\0", " ")[:200]
+    return found
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Every server a fixture started must be gone once the fixtures are torn down: a leftover broker or
+    # JVM would hold ports and memory after the run. Give stops in flight a few seconds, then fail the run.
+    deadline = time.monotonic() + 10
+    while (strays := _java_descendants()) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    if strays:
+        listing = "\n".join(f"  {pid}: {cmd}" for pid, cmd in strays.items())
+        print(f"\nstray JVMs after the test session (killed now):\n{listing}")
+        for pid in strays:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

@@ -4,8 +4,9 @@
     .venv/bin/python tests/faults_soak.py --seeds 20 -k range_read
 
 Each round runs `pytest tests/integration/faults` with FAULTS_SOAK=1 (20,000 records per partition,
-a budget of 30 faults per test instead of 3) and FAULTS_SEED=<n> (another random fault sequence for
-the random-mix plans), and stops at the first failing round. The quick variant of the same tests
+a budget of 30 faults per test instead of 3; the Delta load and stream each under every plan, the broker
+faults with 10x the seeded records) and FAULTS_SEED=<n> (another random fault sequence for the random-mix
+plans), and stops at the first failing round. The quick variant of the same tests
 runs in the suite. The fuzz campaign is separate: tests/fuzz/run_fuzz.py.
 """
 

@@ -40,7 +40,7 @@ IGNORED_KEYS = frozenset({
     "sasl.login.class", "sasl.client.callback.handler.class", "sasl.kerberos.service.name",
     "ssl.protocol", "ssl.enabled.protocols", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
     "ssl.secure.random.implementation", "ssl.provider", "ssl.engine.factory.class",
-    "default.api.timeout.ms.ignored", "transaction.timeout.ms", "client.rack",
+    "default.api.timeout.ms.ignored", "client.rack",
     "enable.metrics.push", "auto.include.jmx.reporter",
 })
 
@@ -194,6 +194,9 @@ _PROPS: dict[str, _Prop] = {
     "enable.idempotence": _Prop(_bool, False, "enable_idempotence"),
     "max.request.size": _Prop(_int(1, _MAX_INT), 1048576, "max_request_size"),
     "delivery.timeout.ms": _Prop(_int(1, _MAX_INT), 120000, "delivery_timeout_ms"),
+    # a transactional producer (implies enable.idempotence); the broker caps the timeout at transaction.max.timeout.ms
+    "transactional.id": _Prop(_optional_str, None, "transactional_id"),
+    "transaction.timeout.ms": _Prop(_int(1, _MAX_INT), 60000, "transaction_timeout_ms"),
 }
 
 
@@ -281,6 +284,8 @@ class ClientConfig:
     enable_idempotence: bool
     max_request_size: int
     delivery_timeout_ms: int
+    transactional_id: str | None
+    transaction_timeout_ms: int
     zookeeper: ZooKeeperSettings | None
 
     def __init__(self, properties: Mapping[str, Any] | None = None, **overrides: Any) -> None:
@@ -326,6 +331,13 @@ class ClientConfig:
             object.__setattr__(self, "retry_backoff_max_ms", self.retry_backoff_ms)
         if self.uses_sasl:
             self.sasl_credentials()  # fails early with a clear message
+        if self.transactional_id is not None:
+            if "enable.idempotence" in self._given and not self.enable_idempotence:
+                raise ConfigError("transactional.id needs enable.idempotence=true (a transactional producer is "
+                                  "idempotent)")
+            if not self.transactional_id.strip():
+                raise ConfigError("transactional.id must not be empty")
+            object.__setattr__(self, "enable_idempotence", True)
         if self.enable_idempotence and self.acks != -1:
             raise ConfigError("enable.idempotence=true requires acks=all")
         if self.heartbeat_interval_ms >= self.session_timeout_ms:

@@ -196,11 +196,13 @@ class BrokerConnection:
             try:
                 self._write(frame)
                 body = self._read_frame()
-            except ConnectionClosedError:
+            except ConnectionClosedError as exc:
                 if fallback is None:
+                    # keep the socket's own cause (reset, EOF): a reset by a network fault is not an old broker
                     raise ConnectionClosedError(
-                        f"broker {self._name()} closed the connection on ApiVersions; it may predate Kafka 0.10 "
-                        "(set broker.version.fallback) or expect TLS/SASL (check security.protocol)") from None
+                        f"broker {self._name()} closed the connection on ApiVersions ({exc}); if it always does, "
+                        "it may predate Kafka 0.10 (set broker.version.fallback) or expect TLS/SASL "
+                        "(check security.protocol)") from None
                 self.close()
                 self._open_socket()
                 self.versions = BrokerVersions.for_legacy_broker(fallback)

@@ -66,3 +66,19 @@ class OffsetOutOfRangeDataLoss(DataLossError):
 
 class ProducerError(KafkaSparkError):
     """A record could not be delivered."""
+
+
+class TransactionError(ProducerError):
+    """A transaction could not be begun, extended or ended; `transactional_id` names it."""
+
+    def __init__(self, transactional_id: str, message: str) -> None:
+        self.transactional_id = transactional_id
+        super().__init__(f"transactional id {transactional_id!r}: {message}")
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.transactional_id, str(self).split(": ", 1)[1]))
+
+
+class TransactionFencedError(TransactionError):
+    """A newer producer initialised the same transactional id (PRODUCER_FENCED / INVALID_PRODUCER_EPOCH): this
+    producer's transaction was aborted and it may not write again."""

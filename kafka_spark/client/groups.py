@@ -13,18 +13,13 @@ from typing import Any, TypeVar
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.connection import BrokerConnection, broker_error
-from kafka_spark.client.metadata import BrokerInfo, TopicPartition
+from kafka_spark.client.coordinator import GROUP, Coordinators
+from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.offsets import latest_offsets
-from kafka_spark.client.retry import is_retriable
-from kafka_spark.errors import KafkaConnectionError
 from kafka_spark.errors.codes import BrokerError
 from kafka_spark.protocol import ApiKey, decode_assignment
 
 T = TypeVar("T")
-
-# errors that mean "ask FindCoordinator again"
-_COORDINATOR_MOVED = frozenset({14, 15, 16})  # LOAD_IN_PROGRESS, NOT_AVAILABLE, NOT_COORDINATOR
-
 
 @dataclass(frozen=True)
 class CommittedOffset:
@@ -92,64 +87,25 @@ class GroupAdmin:
 
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self._coordinators: dict[str, int] = {}
+        self._coordinators = Coordinators(cluster, GROUP)
 
     # ---- coordinator -----------------------------------------------------------------------
 
     def coordinator(self, group_id: str) -> BrokerConnection:
         """The connection to the group's coordinator (found with FindCoordinator and cached)."""
-        node = self._coordinators.get(group_id)
-        if node is None:
-            node = self._find_coordinator(group_id)
-        try:
-            return self.cluster.connection(node)
-        except KafkaConnectionError:
-            self._coordinators.pop(group_id, None)
-            raise
-
-    def _find_coordinator(self, group_id: str) -> int:
-        conn = self.cluster.any_connection()
-        version = conn.version(ApiKey.FIND_COORDINATOR)
-        body: dict[str, Any] = {"key": group_id, "key_type": 0, "coordinator_keys": [group_id]}
-        response = conn.request(ApiKey.FIND_COORDINATOR, body, version)
-        if version >= 4:
-            entry = response["coordinators"][0]
-            code, node, host, port = entry["error_code"], entry["node_id"], entry["host"], entry["port"]
-            message = entry.get("error_message")
-        else:
-            code, node, host, port = response["error_code"], response["node_id"], response["host"], response["port"]
-            message = response.get("error_message")
-        if code:
-            raise broker_error(code, f"FindCoordinator for group {group_id!r}", message)
-        if node not in self.cluster.metadata.brokers:
-            self.cluster.metadata.brokers[node] = BrokerInfo(node, host, port)
-        self._coordinators[group_id] = node
-        return node
+        return self._coordinators.connection(group_id)
 
     def forget_coordinator(self, group_id: str) -> None:
         """Drop the cached coordinator (after NOT_COORDINATOR and the like)."""
-        self._coordinators.pop(group_id, None)
+        self._coordinators.forget(group_id)
 
     def request(self, group_id: str, api_key: int, make_body: Any) -> tuple[dict[str, Any], int]:
         """One request to the coordinator; `make_body(version)` builds the body for the negotiated version."""
-        conn = self.coordinator(group_id)
-        version = conn.version(api_key)
-        try:
-            return conn.request(api_key, make_body(version), version), version
-        except KafkaConnectionError:
-            self.forget_coordinator(group_id)
-            raise
+        return self._coordinators.request(group_id, api_key, make_body)
 
     def retry(self, group_id: str, what: str, attempt: Callable[[int], T]) -> T:
         """Run `attempt` with retries; coordinator moves make it look the coordinator up again."""
-
-        def retriable(exc: BaseException) -> bool:
-            if isinstance(exc, BrokerError) and exc.code in _COORDINATOR_MOVED:
-                self.forget_coordinator(group_id)
-                return True
-            return is_retriable(exc)
-
-        return self.cluster.retry(f"{what} for group {group_id!r}", attempt, retriable=retriable)
+        return self._coordinators.retry(group_id, what, attempt)
 
     # ---- offsets ---------------------------------------------------------------------------
 

@@ -4,7 +4,9 @@
 ships batches that are full or older than ``linger.ms``, one Produce request per leader at a time
 (so retries cannot reorder), retries retriable errors after a metadata refresh until
 ``delivery.timeout.ms``, and resolves the futures with the assigned offsets. With
-``enable.idempotence`` the broker drops duplicates of retried batches by producer id and sequence.
+``enable.idempotence`` the broker drops duplicates of retried batches by producer id and sequence. With
+``transactional.id`` records are written inside transactions (`init_transactions`, `begin_transaction`,
+`commit_transaction`, `abort_transaction`; see `client/transactions.py`).
 """
 
 from __future__ import annotations
@@ -19,11 +21,17 @@ from typing import Any
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.connection import BrokerConnection, InFlight, broker_error
-from kafka_spark.client.errors import ProducerError
+from kafka_spark.client.errors import ProducerError, TransactionError, TransactionFencedError
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.partitioner import StickyPartitioner
 from kafka_spark.client.records_adapter import OutgoingRecord, encode_records
-from kafka_spark.client.retry import Backoff, is_retriable
+from kafka_spark.client.retry import Backoff, is_retriable, retries_end_within
+from kafka_spark.client.transactions import (
+    FENCED_CODES,
+    PRODUCE_MAX_VERSION,
+    TransactionHandle,
+    Transactions,
+)
 from kafka_spark.errors import KafkaConnectionError, KafkaSparkError
 from kafka_spark.protocol import ApiKey
 
@@ -113,6 +121,9 @@ class Producer:
         self._producer_id = -1
         self._producer_epoch = -1
         self._sequences: dict[TopicPartition, int] = {}
+        tid = self.config.transactional_id
+        self._txn = None if tid is None else Transactions(self.cluster, tid, self.config.transaction_timeout_ms)
+        self._txn_error: BaseException | None = None
         self._sender = threading.Thread(target=self._run, name="kafka-spark-producer", daemon=True)
         self._sender_error: BaseException | None = None
         self._sender.start()
@@ -147,6 +158,8 @@ class Producer:
             raise ProducerError("the producer is closed")
         if self._sender_error is not None:
             raise ProducerError(f"the producer's sender stopped: {self._sender_error}")
+        if self._txn is not None:
+            self._txn.require_open()
         if partition is None:
             partition = self.partition_for(topic, key)
         else:
@@ -218,6 +231,66 @@ class Producer:
             if self._owns_cluster:
                 self.cluster.close()
 
+    # ---- transactions (with transactional.id) ----------------------------------------------
+
+    def _transactions(self) -> Transactions:
+        if self._txn is None:
+            raise ProducerError("transactions need the transactional.id producer property")
+        return self._txn
+
+    @property
+    def transaction(self) -> TransactionHandle:
+        """The transactional id with the producer id and epoch that own its current transaction."""
+        return self._transactions().handle
+
+    def init_transactions(self) -> TransactionHandle:
+        """Get the producer id and a new epoch for the transactional id; fences older producers of the id and
+        aborts the transaction they left open."""
+        handle = self._transactions().init()
+        with self._cond:
+            self._producer_id, self._producer_epoch = handle.producer_id, handle.producer_epoch
+            self._sequences.clear()
+        return handle
+
+    def begin_transaction(self) -> None:
+        """Start a transaction; the records sent until its end belong to it."""
+        self._transactions().begin()
+        self._txn_error = None
+
+    def send_offsets_to_transaction(self, offsets: Mapping[TopicPartition, int | tuple[int, str | None]],
+                                    group_id: str) -> None:
+        """Commit a group's offsets (next offset, optionally with metadata) as part of the transaction."""
+        entries = {tp: v if isinstance(v, tuple) else (v, None) for tp, v in offsets.items()}
+        self._transactions().add_offsets(group_id, entries)
+
+    def flush_transaction(self) -> TransactionHandle:
+        """Deliver every record of the open transaction and leave it open: the handle lets this or another
+        process end it (`client.transactions.end_transaction`). Raises if a record failed."""
+        txn = self._transactions()
+        txn.require_open()
+        self.flush()
+        if self._txn_error is not None:
+            error = self._txn_error
+            if isinstance(error, TransactionFencedError):
+                raise error
+            raise TransactionError(txn.transactional_id, f"a record of the transaction was not delivered ({error}); "
+                                                         "the transaction must be aborted") from error
+        return txn.handle
+
+    def commit_transaction(self) -> None:
+        """Deliver the transaction's records, then commit it (EndTxn): they become visible to read_committed."""
+        self.flush_transaction()
+        self._transactions().end(commit=True)
+
+    def abort_transaction(self) -> None:
+        """Abort the open transaction: its records and offsets are never visible to read_committed readers."""
+        txn = self._transactions()
+        try:
+            self.flush()
+        except ProducerError as exc:
+            log.info("%s: records still failing while aborting: %s", txn.transactional_id, exc)
+        txn.end(commit=False)
+
     # ---- the sender thread -----------------------------------------------------------------
 
     def _run(self) -> None:
@@ -268,7 +341,15 @@ class Producer:
         return ready
 
     def _send_round(self, batches: list[_Batch]) -> None:
-        if self.config.enable_idempotence and self._producer_id < 0:
+        # Metadata and producer-id lookups retry for default.api.timeout.ms; the oldest batch may have less.
+        oldest = min((b.created for b in batches), default=time.monotonic())
+        with retries_end_within(self.config.delivery_timeout_ms / 1000 - (time.monotonic() - oldest)):
+            self._send_round_within(batches)
+
+    def _send_round_within(self, batches: list[_Batch]) -> None:
+        if self._txn is not None:
+            batches = self._join_transaction(batches)
+        elif self.config.enable_idempotence and self._producer_id < 0:
             self._init_producer_id()
         by_leader: dict[int, list[_Batch]] = {}
         for batch in batches:
@@ -282,7 +363,8 @@ class Producer:
         for leader, group in by_leader.items():
             try:
                 conn = self.cluster.connection(leader)
-                handle = conn.send(ApiKey.PRODUCE, self._produce_body(group))
+                version = None if self._txn is None else min(conn.version(ApiKey.PRODUCE), PRODUCE_MAX_VERSION)
+                handle = conn.send(ApiKey.PRODUCE, self._produce_body(group), version)
             except KafkaSparkError as exc:
                 for batch in group:
                     self._failed(batch, exc)
@@ -297,6 +379,17 @@ class Producer:
                 continue
             self._complete(group, response)
 
+    def _join_transaction(self, batches: list[_Batch]) -> list[_Batch]:
+        # AddPartitionsToTxn before the first batch to a partition; a refusal fails the batches (not the sender)
+        assert self._txn is not None
+        try:
+            self._txn.add_partitions(b.tp for b in batches)
+        except KafkaSparkError as exc:
+            for batch in batches:
+                self._finish(batch, error=exc)
+            return []
+        return batches
+
     def _produce_body(self, group: Iterable[_Batch]) -> dict[str, Any]:
         topics: dict[str, list[dict[str, Any]]] = {}
         for batch in group:
@@ -307,10 +400,11 @@ class Producer:
                     batch.base_sequence = seq
                     self._sequences[batch.tp] = (seq + len(batch.records)) & 0x7FFFFFFF
                 batch.encoded = encode_records(batch.records, self.config.compression_type, self._producer_id,
-                                               self._producer_epoch, batch.base_sequence)
+                                               self._producer_epoch, batch.base_sequence, self._txn is not None)
             topics.setdefault(batch.tp.topic, []).append({"index": batch.tp.partition, "records": batch.encoded})
         return {
-            "transactional_id": None, "acks": self.config.acks, "timeout_ms": self.config.request_timeout_ms,
+            "transactional_id": None if self._txn is None else self._txn.transactional_id,
+            "acks": self.config.acks, "timeout_ms": self.config.request_timeout_ms,
             "topic_data": [{"name": t, "topic_id": self.cluster.metadata.topic_id(t), "partition_data": ps}
                            for t, ps in topics.items()],
         }
@@ -334,6 +428,11 @@ class Producer:
             if code == DUPLICATE_SEQUENCE_NUMBER or not code:
                 self._finish(batch, base_offset=p["base_offset"], append_time=p.get("log_append_time_ms", -1))
                 continue
+            if self._txn is not None and code in FENCED_CODES:
+                self._failed(batch, TransactionFencedError(
+                    self._txn.transactional_id, f"Produce {batch.tp} was refused: a newer producer initialised "
+                                                "this transactional id"))
+                continue
             self._failed(batch, broker_error(code, f"Produce {batch.tp}", p.get("error_message")))
 
     def _failed(self, batch: _Batch, error: BaseException) -> None:
@@ -353,6 +452,8 @@ class Producer:
     def _finish(self, batch: _Batch, base_offset: int = -1, append_time: int = -1,
                 error: BaseException | None = None) -> None:
         batch.error, batch.base_offset, batch.append_time = error, base_offset, append_time
+        if error is not None and self._txn is not None and self._txn_error is None:
+            self._txn_error = error  # the transaction cannot commit now
         batch.done.set()
         with self._cond:
             self._unsent -= len(batch.records)

@@ -35,8 +35,8 @@ def decode_fetched(data: memoryview, tp: TopicPartition, start: int, end: int,
 
 
 def encode_records(records: Sequence[OutgoingRecord], compression: str, producer_id: int, producer_epoch: int,
-                   base_sequence: int) -> bytes:
-    """One v2 record batch (base offset 0) holding `records`."""
+                   base_sequence: int, transactional: bool = False) -> bytes:
+    """One v2 record batch (base offset 0) holding `records`, marked transactional when it belongs to one."""
     return encode_batch([(r.key, r.value, r.headers, r.timestamp_ms) for r in records],
                         compression=None if compression == "none" else compression, producer_id=producer_id,
-                        producer_epoch=producer_epoch, base_sequence=base_sequence)
+                        producer_epoch=producer_epoch, base_sequence=base_sequence, transactional=transactional)

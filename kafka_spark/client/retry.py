@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 from kafka_spark.client.errors import RetriesExhaustedError
@@ -37,6 +39,25 @@ class Backoff:
         return raw * random.uniform(0.8, 1.2) / 1000.0
 
 
+_cap = threading.local()
+
+
+@contextmanager
+def retries_end_within(seconds: float) -> Iterator[None]:
+    """Make every retry loop run by this thread give up `seconds` from now (nested caps keep the earliest).
+
+    For callers with their own deadline, such as a producer's delivery.timeout.ms, that is shorter than
+    the default.api.timeout.ms the loops are configured with.
+    """
+    previous = getattr(_cap, "at", None)
+    at = time.monotonic() + max(seconds, 0.0)
+    _cap.at = at if previous is None else min(previous, at)
+    try:
+        yield
+    finally:
+        _cap.at = previous
+
+
 class RetryPolicy:
     """Run an operation until it succeeds, a non-retriable error occurs, or retries/time run out."""
 
@@ -60,7 +81,9 @@ class RetryPolicy:
                     raise
                 elapsed = time.monotonic() - started
                 delay = self.backoff.delay(attempt)
-                if attempt > self.retries or elapsed + delay > self.timeout_s:
+                cap = getattr(_cap, "at", None)
+                if attempt > self.retries or elapsed + delay > self.timeout_s or (
+                        cap is not None and time.monotonic() + delay > cap):
                     raise RetriesExhaustedError(what, attempt, elapsed, exc) from exc
                 log.info("%s: retrying after %s (attempt %d, waiting %.2fs)", what, exc, attempt, delay)
                 if on_retry is not None:

@@ -37,6 +37,7 @@ from kafka_spark.delta.publish import check_publish_options, publish_committed
 from kafka_spark.delta.table_state import TableState
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import offsets_to_json
+from kafka_spark.spark.redaction import redact_secret_options
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +140,7 @@ def load(spark, options: LoadOptions) -> LoadResult:
 def read_plan(spark, options: LoadOptions, plan: BatchPlan):
     """The DataFrame of exactly the plan's offsets, through `format("pykafka")`."""
     reading = plan.reading
+    redact_secret_options(spark)
     reader = spark.read.format("pykafka")
     for k, v in options.kafka.items():
         reader = reader.option(f"kafka.{k}", v)

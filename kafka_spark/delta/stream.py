@@ -42,6 +42,7 @@ from kafka_spark.delta.sink import LoadOptions, LoadResult, apply_transform, wri
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
 from kafka_spark.spark.options import duration_ms
+from kafka_spark.spark.redaction import redact_secret_options
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +126,8 @@ def start_stream(spark, options: StreamOptions):
     location = locate(options.table, spark)
     if options.dead_letter is not None:
         reconcile(spark, options, committed_position(location, options.sink_id) if location else None)
+    # before the query clones the session's settings
+    redact_secret_options(spark)
     reader = spark.readStream.format("pykafka")
     for k, v in options.kafka.items():
         reader = reader.option(f"kafka.{k}", v)

@@ -1,12 +1,17 @@
-"""JVM artifacts from Maven Central, fetched once with `mvn` into a cache outside the repository."""
+"""JVM artifacts from Maven Central, fetched once with `mvn` into a cache outside the repository.
+
+The Spark sets follow the installed PySpark: Spark's Kafka connector at its version, the Delta release
+built for its minor version, and hadoop-aws at the Hadoop version inside it.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
-from importlib import resources
+from importlib import metadata, resources, util
 from pathlib import Path
 
 from kafka_spark.errors import KafkaSparkError
@@ -23,9 +28,16 @@ ARTIFACT_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
 # The sets on every local Spark session's class path; s3a costs nothing until an s3a:// path is used.
 SPARK_SETS = ("spark", "s3a")
 
+# The Delta release whose jars are built for each Spark minor version, when no `delta-spark` Python package
+# says otherwise. Delta 4.1 and later publish one artifact per Spark minor (`delta-spark_4.1_2.13`); 4.4.0
+# has them for Spark 4.0 (from 4.0.1), 4.1 and 4.2. Spark 4.0.0 itself needs Delta 4.0.0 (`delta-spark_2.13`).
+DELTA_FOR_SPARK: dict[str, str] = {"4.0": "4.4.0", "4.1": "4.4.0", "4.2": "4.4.0"}
+DELTA_FOR_SPARK_4_0_0 = "4.0.0"
+
+# The AWS SDK v2 release that each Hadoop names in its hadoop-project POM (`aws-java-sdk-v2.version`).
+AWS_SDK_FOR_HADOOP: dict[str, str] = {"3.4.1": "2.24.6", "3.4.2": "2.29.52", "3.5.0": "2.35.4"}
+
 _VERSIONED_JAR = re.compile(r"^(?P<name>.+?)-(?P<version>\d[\w.\-]*)\.jar$")
-
-
 class JarFetchError(KafkaSparkError):
     """Maven could not resolve the artifacts of a local server or Spark."""
 
@@ -39,19 +51,101 @@ def cache_dir() -> Path:
     return Path(base) / "kafka-spark"
 
 
-def _pom_text(name: str) -> str:
-    return resources.files("kafka_spark.local").joinpath("poms", ARTIFACT_SETS[name][0]).read_text()
+class SparkVersionError(KafkaSparkError):
+    """The installed PySpark has no matching Delta or Hadoop artifacts."""
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", version)[:3])
+
+
+def _installed(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def pyspark_version() -> str:
+    """The installed PySpark's version (read from its metadata, without importing it)."""
+    version = _installed("pyspark")
+    if version is None:
+        raise SparkVersionError("PySpark is not installed")
+    return version
+
+
+def pyspark_jars_dir() -> Path:
+    """The `jars/` directory inside the installed PySpark."""
+    spec = util.find_spec("pyspark")
+    if spec is None or not spec.submodule_search_locations:
+        raise SparkVersionError("PySpark is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "jars"
+
+
+def delta_artifact(spark_version: str, delta_version: str | None = None) -> tuple[str, str]:
+    """(artifactId, version) of Delta's Spark jar for `spark_version`; `delta_version` is the installed
+    `delta-spark` Python package's, whose jars must match it."""
+    minor = ".".join(spark_version.split(".")[:2])
+    if delta_version is None:
+        if minor not in DELTA_FOR_SPARK:
+            raise SparkVersionError(f"no Delta Lake release is built for Spark {minor} yet; the local harness "
+                                    f"supports PySpark {min(DELTA_FOR_SPARK)}.x-{max(DELTA_FOR_SPARK)}.x")
+        low = _version_tuple(spark_version) < (4, 0, 1)
+        delta_version = DELTA_FOR_SPARK_4_0_0 if low else DELTA_FOR_SPARK[minor]
+    suffixed = _version_tuple(delta_version) >= (4, 1)
+    return (f"delta-spark_{minor}_2.13" if suffixed else "delta-spark_2.13"), delta_version
+
+
+def hadoop_version() -> str:
+    """The Hadoop version inside the installed PySpark (its `hadoop-client-api` jar)."""
+    jars = sorted(pyspark_jars_dir().glob("hadoop-client-api-*.jar"))
+    if len(jars) != 1:
+        raise SparkVersionError(f"expected one hadoop-client-api jar in {pyspark_jars_dir()}, found {len(jars)}")
+    return jars[0].name[len("hadoop-client-api-"):-len(".jar")]
+
+
+def pom_properties(name: str) -> dict[str, str]:
+    """The pom properties that follow the installed PySpark (empty for the sets that do not)."""
+    if name == "spark":
+        spark = pyspark_version()
+        artifact, delta = delta_artifact(spark, _installed("delta-spark"))
+        # A range: Central lacks some patch releases of the connector that PyPI has (4.1.4, 4.0.5); Maven takes
+        # the newest one published up to the installed version (a connector is compatible within its minor).
+        minor = ".".join(spark.split(".")[:2])
+        return {"spark.version": f"[{minor}.0,{spark}]", "delta.artifact": artifact, "delta.version": delta}
+    if name == "s3a":
+        hadoop = hadoop_version()
+        if hadoop not in AWS_SDK_FOR_HADOOP:
+            raise SparkVersionError(f"no AWS SDK version known for Hadoop {hadoop} (PySpark {pyspark_version()}); "
+                                    f"add hadoop-project's aws-java-sdk-v2.version to AWS_SDK_FOR_HADOOP")
+        return {"hadoop.version": hadoop, "sdk.version": AWS_SDK_FOR_HADOOP[hadoop]}
+    return {}
+
+
+def pom_text(name: str) -> str:
+    """The pom of the artifact set `name`, its properties set for the installed PySpark."""
+    text = resources.files("kafka_spark.local").joinpath("poms", ARTIFACT_SETS[name][0]).read_text()
+    for key, value in pom_properties(name).items():
+        tag = re.escape(key)
+        text, n = re.subn(rf"<{tag}>[^<]*</{tag}>", f"<{key}>{value}</{key}>", text)
+        if n != 1:
+            raise KafkaSparkError(f"pom {ARTIFACT_SETS[name][0]} has no single <{key}> property")
+    return text
 
 
 def _stamp(name: str) -> str:
     # The stamp ties the cached jars to the exact pom, so a version bump refetches.
-    import hashlib
-
-    return hashlib.sha256(_pom_text(name).encode()).hexdigest()[:16]
+    return hashlib.sha256(pom_text(name).encode()).hexdigest()[:16]
 
 
 def jar_dir(name: str) -> Path:
-    """Directory holding the jars of one artifact set (may not exist yet)."""
+    """Directory holding the jars of one artifact set (may not exist yet); the Spark sets have one per
+    version, so environments with different PySpark versions share the cache."""
+    props = pom_properties(name)
+    if name == "spark":
+        name = f"spark-{pyspark_version()}-delta-{props['delta.version']}"
+    elif name == "s3a":
+        name = f"s3a-hadoop-{props['hadoop.version']}"
     return cache_dir() / "jars" / name
 
 
@@ -68,9 +162,9 @@ def ensure_jars(name: str) -> Path:
         raise JarFetchError("Maven (`mvn`) is not installed; install it (e.g. `apt-get install maven`)")
     work = cache_dir() / "poms"
     work.mkdir(parents=True, exist_ok=True)
-    pom = work / ARTIFACT_SETS[name][0]
-    pom.write_text(_pom_text(name))
-    staging = target.with_name(name + ".partial")
+    pom = work / f"{target.name}.xml"
+    pom.write_text(pom_text(name))
+    staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     cmd = [
         "mvn", "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
@@ -102,8 +196,6 @@ def spark_jars() -> list[str]:
     Jars that PySpark already ships (Scala, Hadoop, Jackson, Parquet, Netty, ...) are left out, so the
     session keeps PySpark's own versions of them.
     """
-    import pyspark
-
-    shipped = {_artifact_name(p.name) for p in (Path(pyspark.__file__).parent / "jars").glob("*.jar")}
+    shipped = {_artifact_name(p.name) for p in pyspark_jars_dir().glob("*.jar")}
     jars = (p for name in SPARK_SETS for p in ensure_jars(name).glob("*.jar"))
     return sorted(str(p) for p in jars if _artifact_name(p.name) not in shipped)

@@ -8,6 +8,7 @@ import tempfile
 from collections.abc import Mapping
 
 from kafka_spark.local.jars import spark_jars
+from kafka_spark.spark.redaction import OPTIONS_REGEX_CONF, redaction_regex
 
 DELTA_CONFIGS = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -30,6 +31,8 @@ def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str
         "spark.pyspark.python": sys.executable,
         "spark.pyspark.driver.python": sys.executable,
         "spark.sql.warehouse.dir": os.path.join(tempfile.gettempdir(), "kafka-spark-warehouse"),
+        # plans show source options; Spark's default patterns miss e.g. kafka.ssl.keystore.key
+        OPTIONS_REGEX_CONF: redaction_regex(None),
         **DELTA_CONFIGS,
     }
     if jars:
@@ -43,11 +46,15 @@ def local_spark(app_name: str = "kafka-spark", master: str = "local[2]",
 
     An object store's settings go in `extra` as `spark.hadoop.fs.s3a.*` (see `S3Server.spark_conf`).
 
-    Executors run this interpreter (`PYSPARK_PYTHON`), the one that has kafka_spark installed.
+    Executors run this interpreter (`PYSPARK_PYTHON`), the one that has kafka_spark installed. On a Databricks
+    cluster it returns the cluster's session, which has its own Spark, Delta and Python set-up.
     """
+    from pyspark.sql import SparkSession
+
+    if os.environ.get("DATABRICKS_RUNTIME_VERSION"):
+        return SparkSession.builder.getOrCreate()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
 
     builder = SparkSession.builder.appName(app_name)
     for k, v in {**local_spark_configs(master), **(extra or {})}.items():

@@ -1,5 +1,5 @@
-"""`spark.read.format("pykafka")` / `readStream.format("pykafka")` / `write.format("pykafka")`: the DataSource
-and its batch reader."""
+"""`spark.read.format("pykafka")` / `readStream.format("pykafka")` / `write.format("pykafka")` /
+`writeStream.format("pykafka")`: the DataSource and its batch reader."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
     DataSourceStreamReader,
+    DataSourceStreamWriter,
     DataSourceWriter,
     InputPartition,
 )
 
-from kafka_spark.errors import ConfigError
 from kafka_spark.spark.options import SourceOptions, parse_source_options
 from kafka_spark.spark.partition import KafkaInputPartition
 from kafka_spark.spark.schema import kafka_ddl
+from kafka_spark.spark.versions import STREAM_READ, STREAM_WRITE, require_pyspark
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -41,13 +42,8 @@ class KafkaDataSource(DataSource):
         return KafkaBatchReader(with_brokers(parse_source_options(self.options, "batch")))
 
     def streamReader(self, schema: object) -> DataSourceStreamReader:
-        try:
-            from kafka_spark.spark.stream import KafkaStreamReader
-        except ImportError as exc:  # admission control (ReadLimit, latestOffset(start, limit)) came in 4.2
-            import pyspark
-
-            raise ConfigError(f"readStream.format('pykafka') needs PySpark 4.2 or newer (its Python stream "
-                              f"sources' admission control); this is PySpark {pyspark.__version__} ({exc})") from None
+        require_pyspark("readStream.format('pykafka') (admission control of Python stream sources)", STREAM_READ)
+        from kafka_spark.spark.stream import KafkaStreamReader
 
         return KafkaStreamReader(with_brokers(parse_source_options(self.options, "stream")))
 
@@ -55,6 +51,13 @@ class KafkaDataSource(DataSource):
         from kafka_spark.spark.write import kafka_writer
 
         return kafka_writer(dict(self.options), schema, overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
+        require_pyspark("writeStream.format('pykafka') (Arrow stream writers)", STREAM_WRITE)
+        from kafka_spark.spark.write import checked_sink
+        from kafka_spark.spark.write_stream import KafkaStreamWriter
+
+        return KafkaStreamWriter(checked_sink(dict(self.options), schema, overwrite))
 
 
 def with_brokers(options: SourceOptions) -> SourceOptions:

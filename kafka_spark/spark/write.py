@@ -1,8 +1,10 @@
-"""`df.write.format("pykafka")`: each task produces its rows with kafka_spark's producer (at-least-once)."""
+"""`df.write.format("pykafka")`: each task produces its rows with kafka_spark's producer — at-least-once, or with
+`exactlyOnce=true` inside a Kafka transaction that the driver commits with the job."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,83 +17,89 @@ from kafka_spark.spark.write_options import SinkOptions, check_columns, parse_si
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from kafka_spark.client.producer import Producer, RecordFuture
-
-# Futures kept before the delivered ones are dropped: bounds memory on large tasks.
-_PRUNE_EVERY = 65536
+    from kafka_spark.client.transactions import TransactionHandle
+    from kafka_spark.spark.write_transactions import TaskOutcome
 
 
 @dataclass
 class KafkaCommitMessage(WriterCommitMessage):
-    """What one task wrote."""
+    """What one task wrote; with exactlyOnce, the transaction the driver ends (None when there is none) and
+    whether the task found its micro-batch already committed."""
 
     records: int
+    transaction: TransactionHandle | None = None
+    skipped: bool = False
+
+    @classmethod
+    def of(cls, outcome: TaskOutcome) -> KafkaCommitMessage:
+        """The message of an exactly-once task."""
+        return cls(outcome.records, outcome.transaction, outcome.skipped)
 
 
 def kafka_writer(options: dict[str, str], schema: StructType, overwrite: bool) -> KafkaArrowWriter:
     """The writer of a `pykafka` write, after Spark's sink checks of the options and columns."""
+    sink = checked_sink(options, schema, overwrite)
+    # One prefix per job when none is given: the job's tasks (and their retries) share it, other jobs do not.
+    prefix = sink.transactional_id_prefix or f"pykafka-{uuid.uuid4().hex}"
+    return KafkaArrowWriter(sink, prefix)
+
+
+def checked_sink(options: dict[str, str], schema: StructType, overwrite: bool) -> SinkOptions:
+    """The sink options, after the save mode and the columns pass Spark's Kafka-sink checks."""
     if overwrite:
         raise ConfigError("Save mode Overwrite not allowed for Kafka. Allowed save modes are Append and "
                           "ErrorIfExists (default).")
     sink = parse_sink_options(options)
     check_columns({f.name: f.dataType.simpleString() for f in schema.fields}, sink.topic)
-    return KafkaArrowWriter(sink)
+    return sink
+
+
+def write_at_least_once(options: SinkOptions, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
+    """A task's rows through one producer, flushed; a delivery error fails the task."""
+    from kafka_spark.client.producer import Producer
+    from kafka_spark.spark.write_rows import produce_rows
+
+    with Producer(options.client_config()) as producer:
+        return KafkaCommitMessage(produce_rows(producer, iterator, options.topic))
+
+
+def end_task_transactions(options: SinkOptions, messages: Sequence[WriterCommitMessage | None], commit: bool) -> None:
+    """On the driver: commit or abort the transactions the tasks' messages hand over (exactlyOnce only)."""
+    if not options.exactly_once:
+        return
+    from kafka_spark.spark.write_transactions import end_transactions
+
+    handles = [m.transaction for m in messages if isinstance(m, KafkaCommitMessage) and m.transaction is not None]
+    end_transactions(options, handles, commit)
+
+
+def partition_id() -> int:
+    """The Spark partition id of the running task."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    assert context is not None, "called outside a Spark task"
+    return context.partitionId()
 
 
 class KafkaArrowWriter(DataSourceArrowWriter):
     """Takes Arrow batches of `topic`/`key`/`value`/`partition`/`headers` rows and produces them to Kafka."""
 
-    def __init__(self, options: SinkOptions) -> None:
+    def __init__(self, options: SinkOptions, prefix: str) -> None:
         # Only picklable, validated options: the producer opens in write(), on the executor.
         self.options = options
+        self.prefix = prefix
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
-        from kafka_spark.client.producer import Producer
+        if self.options.exactly_once:
+            from kafka_spark.spark.write_transactions import transactional_id, write_in_transaction
 
-        count = 0
-        with Producer(self.options.client_config()) as producer:
-            futures: list[RecordFuture] = []
-            for batch in iterator:
-                count += _send_batch(producer, batch, self.options.topic, futures)
-                if len(futures) >= _PRUNE_EVERY:
-                    futures = _undelivered(futures)
-            producer.flush()
-            # A failed delivery fails the task with the broker's error (like Spark's sink).
-            for future in futures:
-                future.get()
-        return KafkaCommitMessage(count)
+            txn_id = transactional_id(self.prefix, partition_id())
+            return KafkaCommitMessage.of(write_in_transaction(self.options, txn_id, iterator))
+        return write_at_least_once(self.options, iterator)
 
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        end_task_transactions(self.options, messages, commit=True)
 
-def _undelivered(futures: list[RecordFuture]) -> list[RecordFuture]:
-    for future in futures:
-        if future.done:
-            future.get()  # raises a delivery error now rather than after the rest of the task
-    return [f for f in futures if not f.done]
-
-
-def _send_batch(producer: Producer, batch: pa.RecordBatch, topic: str | None,
-                futures: list[RecordFuture]) -> int:
-    rows = batch.num_rows
-    names = batch.schema.names
-    topics = [topic] * rows if topic is not None else batch.column("topic").to_pylist()
-    keys = _bytes_column(batch, "key") if "key" in names else [None] * rows
-    values = _bytes_column(batch, "value")
-    partitions = batch.column("partition").to_pylist() if "partition" in names else [None] * rows
-    headers = batch.column("headers").to_pylist() if "headers" in names else [None] * rows
-    for t, k, v, p, h in zip(topics, keys, values, partitions, headers, strict=True):
-        if t is None:
-            raise ConfigError("The Kafka message data sent to the producer contains a null topic. Use the `topic` "
-                              "option for setting a default topic.")
-        pairs = [(e["key"], e["value"]) for e in h] if h else ()
-        futures.append(producer.send(t, v, key=k, headers=pairs, partition=p))
-    return rows
-
-
-def _bytes_column(batch: pa.RecordBatch, name: str) -> list[bytes | None]:
-    import pyarrow as pa
-
-    column = batch.column(name)
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        # Strings go out as their UTF-8 bytes, as Spark's sink casts them to binary.
-        column = column.cast(pa.binary())
-    return column.to_pylist()
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        end_task_transactions(self.options, messages, commit=False)

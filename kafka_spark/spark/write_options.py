@@ -17,7 +17,11 @@ _UNSUPPORTED_KAFKA = {
     "value.serializer": "Kafka option 'value.serializer' is not supported as value are serialized with "
                         "ByteArraySerializer.",
 }
-_SINK_OPTIONS = {"topic", "path"}
+# checkpointLocation reaches a stream sink's options with the rest
+_SINK_OPTIONS = {"topic", "path", "checkpointlocation", "exactlyonce", "transactionalidprefix"}
+# A task's transaction stays open until the driver commits the whole job or micro-batch: the broker's cap
+# (transaction.max.timeout.ms, 15 minutes by default) rather than the Java producer's one minute.
+EXACTLY_ONCE_TIMEOUT_MS = "900000"
 
 
 @dataclass(frozen=True)
@@ -27,6 +31,8 @@ class SinkOptions:
 
     kafka: dict[str, str]
     topic: str | None = None
+    exactly_once: bool = False
+    transactional_id_prefix: str | None = None
 
     def client_config(self) -> ClientConfig:
         """The producer's configuration."""
@@ -50,10 +56,38 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     # was not asked for (then it is off rather than a configuration error).
     if "enable.idempotence" not in kafka and str(kafka.get("acks", "all")).strip().lower() in ("all", "-1"):
         kafka["enable.idempotence"] = "true"
-    topic = next((v for k, v in options.items() if k.lower() == "topic"), None)
-    sink = SinkOptions(kafka, topic.strip() if topic is not None else None)
+    topic = _option(options, "topic")
+    exactly_once, prefix = _exactly_once(options, kafka)
+    sink = SinkOptions(kafka, topic.strip() if topic is not None else None, exactly_once, prefix)
     sink.client_config()  # bad producer properties fail at planning, naming the property
     return sink
+
+
+def _option(options: Mapping[str, str], name: str) -> str | None:
+    return next((v for k, v in options.items() if k.lower() == name.lower()), None)
+
+
+def _exactly_once(options: Mapping[str, str], kafka: dict[str, str]) -> tuple[bool, str | None]:
+    """`exactlyOnce` and `transactionalIdPrefix`, checked against the producer properties they need."""
+    text = (_option(options, "exactlyOnce") or "false").strip().lower()
+    if text not in ("true", "false"):
+        raise ConfigError(f"exactlyOnce must be true or false, got {text!r}")
+    prefix = _option(options, "transactionalIdPrefix")
+    if any(k.lower() == "transactional.id" for k in kafka):
+        raise ConfigError("kafka.transactional.id cannot be set on a pykafka write: with exactlyOnce=true each "
+                          "task derives its own; use transactionalIdPrefix to choose their prefix")
+    if text == "false":
+        if prefix is not None:
+            raise ConfigError("transactionalIdPrefix applies only with exactlyOnce=true")
+        return False, None
+    if prefix is not None and not prefix.strip():
+        raise ConfigError("transactionalIdPrefix must not be empty")
+    # parse_sink_options turned idempotence on unless acks was lowered or it was switched off
+    if kafka.get("enable.idempotence", "false").strip().lower() != "true":
+        raise ConfigError("exactlyOnce=true writes through an idempotent producer: kafka.enable.idempotence must "
+                          "not be false (and kafka.acks must be all)")
+    kafka.setdefault("transaction.timeout.ms", EXACTLY_ONCE_TIMEOUT_MS)
+    return True, None if prefix is None else prefix.strip()
 
 
 def check_columns(columns: Mapping[str, str], topic: str | None) -> None:

@@ -1,18 +1,42 @@
-"""The s3a:// jar set is built for the Hadoop inside PySpark."""
+"""The JVM jar sets follow the installed PySpark: s3a:// for its Hadoop, Delta and the Kafka connector for its
+Spark release."""
 
 from __future__ import annotations
 
 import re
-from importlib import resources
 from pathlib import Path
 
 import pyspark
+import pytest
 
-from kafka_spark.local.jars import ARTIFACT_SETS
+from kafka_spark.local.jars import SparkVersionError, delta_artifact, jar_dir, pom_text
 
 
 def test_hadoop_aws_is_the_hadoop_version_pyspark_ships() -> None:
-    pom = resources.files("kafka_spark.local").joinpath("poms", ARTIFACT_SETS["s3a"][0]).read_text()
-    wanted = re.search(r"<hadoop\.version>([^<]+)</hadoop\.version>", pom)
+    wanted = re.search(r"<hadoop\.version>([^<]+)</hadoop\.version>", pom_text("s3a"))
     shipped = [p.name for p in (Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar")]
     assert wanted and shipped == [f"hadoop-client-api-{wanted.group(1)}.jar"]
+
+
+def test_spark_set_is_for_the_installed_pyspark() -> None:
+    pom = pom_text("spark")
+    minor = ".".join(pyspark.__version__.split(".")[:2])
+    assert f"<spark.version>[{minor}.0,{pyspark.__version__}]</spark.version>" in pom
+    assert f"<delta.artifact>delta-spark_{minor}_2.13</delta.artifact>" in pom
+    assert jar_dir("spark").name.startswith(f"spark-{pyspark.__version__}-delta-")
+
+
+@pytest.mark.parametrize(("spark", "delta", "expected"), [
+    ("4.2.0", None, ("delta-spark_4.2_2.13", "4.4.0")),
+    ("4.1.4", None, ("delta-spark_4.1_2.13", "4.4.0")),
+    ("4.0.1", None, ("delta-spark_4.0_2.13", "4.4.0")),
+    ("4.0.0", None, ("delta-spark_2.13", "4.0.0")),
+    ("4.1.1", "4.3.1", ("delta-spark_4.1_2.13", "4.3.1")),
+])
+def test_delta_release_for_each_spark(spark: str, delta: str | None, expected: tuple[str, str]) -> None:
+    assert delta_artifact(spark, delta) == expected
+
+
+def test_a_spark_without_a_delta_release_is_named() -> None:
+    with pytest.raises(SparkVersionError, match=r"no Delta Lake release is built for Spark 4\.3"):
+        delta_artifact("4.3.0")

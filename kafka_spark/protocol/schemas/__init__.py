@@ -2,10 +2,13 @@
 
 from kafka_spark.protocol.schema import Api
 from kafka_spark.protocol.schemas import (
+    add_offsets_to_txn,
+    add_partitions_to_txn,
     api_versions,
     create_topics,
     delete_topics,
     describe_groups,
+    end_txn,
     fetch,
     find_coordinator,
     heartbeat,
@@ -21,6 +24,7 @@ from kafka_spark.protocol.schemas import (
     sasl_authenticate,
     sasl_handshake,
     sync_group,
+    txn_offset_commit,
 )
 
 APIS: dict[int, Api] = {
@@ -44,6 +48,10 @@ APIS: dict[int, Api] = {
         create_topics,
         delete_topics,
         init_producer_id,
+        add_partitions_to_txn,
+        add_offsets_to_txn,
+        end_txn,
+        txn_offset_commit,
         sasl_authenticate,
     )
 }

@@ -99,7 +99,7 @@ def embedded_env(tmp_path: Path) -> dict[str, str]:
     cache = tmp_path / "cache"
     (cache / "jars").mkdir(parents=True)
     for name in ("kafka4", "kafka39", "spark"):
-        (cache / "jars" / name).symlink_to(jar_dir(name))
+        (cache / "jars" / jar_dir(name).name).symlink_to(jar_dir(name))
     return {**os.environ, "KAFKA_SPARK_CACHE": str(cache)}
 
 

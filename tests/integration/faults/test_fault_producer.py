@@ -1,6 +1,6 @@
 """The idempotent producer through the fault proxy: a lost Produce response is retried and the broker drops
-the duplicate, so the topic holds every record exactly once; an endless fault fails the futures with a
-typed error within delivery.timeout.ms."""
+the duplicate, so the topic holds every record exactly once; an endless fault (every connection reset or
+refused) fails the futures, and a Spark write task, with a typed error naming the broker and the cause."""
 
 from __future__ import annotations
 
@@ -72,3 +72,50 @@ def test_endless_fault_fails_delivery_typed_in_time(kafka, topic_name: str) -> N
     assert took < delivery_s + FAST["request.timeout.ms"] / 1000 + 5
     # the broker may hold the record once (a lost answer), never twice
     assert produced(kafka, topic_name) in ([], [b"never"])
+
+
+ENDLESS = {**PRODUCER, "delivery.timeout.ms": 4000}
+
+
+# 15 s: the sender's metadata and producer-id retries must stop at delivery.timeout.ms, not at this
+@pytest.mark.parametrize("api_timeout_ms", [4000, 15000])
+def test_every_connection_refused_fails_typed_naming_broker_and_cause(kafka, topic_name: str,
+                                                                      api_timeout_ms: int) -> None:
+    """A producer with metadata and a producer id loses every broker (its proxy stops: each connection it
+    holds is reset, each new one refused); the record fails within delivery.timeout.ms, naming both."""
+    kafka.tools.create_topic(topic_name, partitions=1)
+    config = {**ENDLESS, "default.api.timeout.ms": api_timeout_ms}
+    delivery_s = config["delivery.timeout.ms"] / 1000
+    net = FaultyNetwork([kafka.bootstrap]).start()
+    with Producer({"bootstrap.servers": net.bootstrap, **config}) as producer:
+        producer.send(topic_name, b"warm", partition=0).get(30)
+        net.stop()
+        started = time.monotonic()
+        future = producer.send(topic_name, b"never", partition=0)
+        with pytest.raises(KafkaSparkError) as info:
+            future.get(delivery_s + 90)
+        took = time.monotonic() - started
+    text = str(info.value)
+    print(f"every connection refused: {type(info.value).__name__} after {took:.1f}s: {text}")
+    assert net.bootstrap in text, "the error does not name the broker"
+    assert "Connection refused" in text or "reset" in text, "the error does not name the cause"
+    assert took < delivery_s + PRODUCER["request.timeout.ms"] / 1000 + 3
+
+
+def test_spark_write_task_fails_typed_when_every_connection_is_refused(spark, kafka, topic_name: str) -> None:
+    kafka.tools.create_topic(topic_name, partitions=1)
+    with FaultyNetwork([kafka.bootstrap], FaultPlan(("refuse",), probability=1.0)) as net:
+        df = spark.createDataFrame([(b"v",)], "value binary")
+        writer = df.write.format("pykafka").option("topic", topic_name).mode("append")
+        for key, setting in {**ENDLESS, "default.api.timeout.ms": 4000, "bootstrap.servers": net.bootstrap}.items():
+            writer = writer.option(f"kafka.{key}", str(setting))
+        started = time.monotonic()
+        with pytest.raises(Exception) as info:
+            writer.save()
+        took = time.monotonic() - started
+    text = str(info.value)
+    cause = next((line for line in text.splitlines() if "kafka_spark." in line and "Error" in line), text[-500:])
+    print(f"spark write, every connection refused: after {took:.1f}s: {cause}")
+    assert "kafka_spark." in text and "Error" in cause, "the task failure names no typed error"
+    assert net.bootstrap in cause and ("reset" in cause or "refused" in cause or "closed" in cause)
+    assert took < 4 + PRODUCER["request.timeout.ms"] / 1000 + 30

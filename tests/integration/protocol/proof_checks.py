@@ -23,7 +23,8 @@ BROKER_RANGES: dict[str, dict[int, tuple[int, int]]] = {
         ApiKey.JOIN_GROUP: (0, 9), ApiKey.HEARTBEAT: (0, 4), ApiKey.LEAVE_GROUP: (0, 5), ApiKey.SYNC_GROUP: (0, 5),
         ApiKey.DESCRIBE_GROUPS: (0, 6), ApiKey.LIST_GROUPS: (0, 5), ApiKey.SASL_HANDSHAKE: (0, 1),
         ApiKey.API_VERSIONS: (0, 4), ApiKey.CREATE_TOPICS: (2, 7), ApiKey.DELETE_TOPICS: (1, 6),
-        ApiKey.INIT_PRODUCER_ID: (0, 5), ApiKey.SASL_AUTHENTICATE: (0, 2),
+        ApiKey.INIT_PRODUCER_ID: (0, 5), ApiKey.SASL_AUTHENTICATE: (0, 2), ApiKey.ADD_PARTITIONS_TO_TXN: (0, 5),
+        ApiKey.ADD_OFFSETS_TO_TXN: (0, 4), ApiKey.END_TXN: (0, 5), ApiKey.TXN_OFFSET_COMMIT: (0, 5),
     },
     "3.9.1": {
         ApiKey.PRODUCE: (0, 11), ApiKey.FETCH: (0, 17), ApiKey.LIST_OFFSETS: (0, 9), ApiKey.METADATA: (0, 12),
@@ -31,7 +32,8 @@ BROKER_RANGES: dict[str, dict[int, tuple[int, int]]] = {
         ApiKey.JOIN_GROUP: (0, 9), ApiKey.HEARTBEAT: (0, 4), ApiKey.LEAVE_GROUP: (0, 5), ApiKey.SYNC_GROUP: (0, 5),
         ApiKey.DESCRIBE_GROUPS: (0, 5), ApiKey.LIST_GROUPS: (0, 5), ApiKey.SASL_HANDSHAKE: (0, 1),
         ApiKey.API_VERSIONS: (0, 4), ApiKey.CREATE_TOPICS: (0, 7), ApiKey.DELETE_TOPICS: (0, 6),
-        ApiKey.INIT_PRODUCER_ID: (0, 5), ApiKey.SASL_AUTHENTICATE: (0, 2),
+        ApiKey.INIT_PRODUCER_ID: (0, 5), ApiKey.SASL_AUTHENTICATE: (0, 2), ApiKey.ADD_PARTITIONS_TO_TXN: (0, 5),
+        ApiKey.ADD_OFFSETS_TO_TXN: (0, 4), ApiKey.END_TXN: (0, 4), ApiKey.TXN_OFFSET_COMMIT: (0, 4),
     },
 }
 # versions a broker advertises but refuses: Kafka 4.x still lists Produce v0-2, which KIP-896

@@ -46,10 +46,18 @@ with warnings.catch_warnings():
         MetadataResponse,
     )
     from kafka.protocol.producer import (
+        AddOffsetsToTxnRequest,
+        AddOffsetsToTxnResponse,
+        AddPartitionsToTxnRequest,
+        AddPartitionsToTxnResponse,
+        EndTxnRequest,
+        EndTxnResponse,
         InitProducerIdRequest,
         InitProducerIdResponse,
         ProduceRequest,
         ProduceResponse,
+        TxnOffsetCommitRequest,
+        TxnOffsetCommitResponse,
     )
     from kafka.protocol.sasl import (
         SaslAuthenticateRequest,
@@ -80,6 +88,10 @@ CLASSES: dict[int, tuple[type, type]] = {
     19: (CreateTopicsRequest, CreateTopicsResponse),
     20: (DeleteTopicsRequest, DeleteTopicsResponse),
     22: (InitProducerIdRequest, InitProducerIdResponse),
+    24: (AddPartitionsToTxnRequest, AddPartitionsToTxnResponse),
+    25: (AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
+    26: (EndTxnRequest, EndTxnResponse),
+    28: (TxnOffsetCommitRequest, TxnOffsetCommitResponse),
     36: (SaslAuthenticateRequest, SaslAuthenticateResponse),
 }
 
@@ -118,10 +130,13 @@ def _convert(kfield: Any, ours: Field, value: Any, version: int) -> Any:
 
 
 def our_name(name: str, ours: Iterable[str]) -> str:
-    """Our name for kafka-python's field `name` (it shortens some, e.g. topic_authorized_operations)."""
+    """Our name for kafka-python's field `name` (it shortens some, e.g. topic_authorized_operations, and
+    keeps Kafka's version markers, e.g. v3_and_below_topics, where ours use the plain name)."""
     ours = list(ours)
-    if name in ours:
-        return name
+    plain = name.removeprefix("v3_and_below_").removesuffix("_v3_and_below")
+    for candidate in (name, plain):
+        if candidate in ours:
+            return candidate
     matches = [n for n in ours if n.endswith("_" + name)]
     if len(matches) != 1:
         raise AssertionError(f"kafka-python field {name!r} has no counterpart; ours: {sorted(ours)}")

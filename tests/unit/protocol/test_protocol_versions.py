@@ -43,13 +43,18 @@ EXPECTED = {
     ApiKey.CREATE_TOPICS: (0, 7, 5),
     ApiKey.DELETE_TOPICS: (0, 6, 4),
     ApiKey.INIT_PRODUCER_ID: (0, 5, 2),
+    ApiKey.ADD_PARTITIONS_TO_TXN: (0, 5, 3),
+    ApiKey.ADD_OFFSETS_TO_TXN: (0, 4, 3),
+    ApiKey.END_TXN: (0, 5, 3),
+    ApiKey.TXN_OFFSET_COMMIT: (0, 5, 3),
     ApiKey.SASL_AUTHENTICATE: (0, 2, 2),
 }
 
 # what a Kafka 4.1 broker answers in ApiVersions for these keys
 KAFKA_41 = {0: (0, 13), 1: (4, 18), 2: (1, 10), 3: (0, 13), 8: (2, 9), 9: (1, 9), 10: (0, 6), 11: (0, 9),
             12: (0, 4), 13: (0, 5), 14: (0, 5), 15: (0, 6), 16: (0, 5), 17: (0, 1), 18: (0, 4), 19: (2, 7),
-            20: (1, 6), 22: (0, 5), 36: (0, 2), 68: (0, 1)}
+            20: (1, 6), 22: (0, 5), 24: (0, 5), 25: (0, 4), 26: (0, 5), 28: (0, 5), 36: (0, 2),
+            68: (0, 1)}
 
 
 def test_declared_ranges() -> None:

@@ -1,0 +1,246 @@
+"""Resource soak: a `pykafka` stream into Delta for N minutes with a proxy fault every minute, sampling the
+driver's and the Python workers' file descriptors, threads, sockets and RSS; then a check for growth.
+
+    .venv/bin/python bench/soak.py                       # 20 minutes, a fault every 60 s, a sample every 5 s
+    .venv/bin/python bench/soak.py --minutes 5 --out /tmp/soak
+
+A local broker gets records from a producer thread (200 records/s over 4 partitions) while a
+processing-time stream (trigger 2 s) reads them through a fault proxy into a Delta table. Every minute the
+proxy resets every open connection and then injects one fault of the next kind in ALL_FAULTS on the
+following requests (a stall of 3 s, a dripped, truncated or reset response, a reset request, a refused or
+slow connection). Samples, taken from /proc, group the processes by role: the driver (this Python
+process), the Spark JVM, and the Python workers under it (summed, with their count).
+
+Writes `soak.csv` (one row per role and sample), `soak.png` (the four curves, faults marked) and
+`soak.json` (settings, faults, row check, growth verdict) to --out (default bench/soak-results/). Growth
+compares the mean of the last quarter of the run with the mean of the second quarter (the first quarter is
+warm-up: JIT, caches, the workers' imports). Exits 1 if a resource grew past its allowance or the table is
+not exactly the records produced (distinct (topic, partition, offset), checked with delta-rs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import json
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from rss import python_descendants, spark_jvm_pid
+
+from kafka_spark.client import KafkaClient, Producer
+from kafka_spark.delta import StreamOptions, start_stream
+from kafka_spark.local import start_kafka
+from kafka_spark.local.faults import ALL_FAULTS, FaultPlan, FaultyNetwork
+from kafka_spark.local.spark import local_spark
+
+HERE = Path(__file__).parent
+PARTITIONS = 4
+METRICS = ("fds", "threads", "sockets", "rss_mb")
+# growth allowed from the second quarter to the last: absolute slack + a fraction of the level
+ALLOWANCE = {"fds": (16, 0.10), "threads": (8, 0.10), "sockets": (8, 0.10), "rss_mb": (64, 0.15)}
+CLIENT = {"request.timeout.ms": "3000", "default.api.timeout.ms": "30000", "socket.connection.setup.timeout.ms": "3000",
+          "retry.backoff.ms": "50", "retry.backoff.max.ms": "500", "reconnect.backoff.ms": "50",
+          "reconnect.backoff.max.ms": "500"}
+
+
+def proc_sample(pid: int) -> dict[str, float] | None:
+    """fds, threads, sockets and RSS (MiB) of one process, or None if it is gone."""
+    base = Path("/proc") / str(pid)
+    try:
+        fds = os.listdir(base / "fd")
+        status = dict(line.split(":", 1) for line in (base / "status").read_text().splitlines() if ":" in line)
+    except (OSError, ValueError):
+        return None
+    links = []
+    for fd in fds:
+        # closed meanwhile (the listing's own descriptor among them)
+        with contextlib.suppress(OSError):
+            links.append(os.readlink(base / "fd" / fd))
+    return {"fds": len(links), "threads": int(status["Threads"]),
+            "sockets": sum(x.startswith("socket:") for x in links), "rss_mb": int(status["VmRSS"].split()[0]) / 1024}
+
+
+def sample_roles(jvm: int) -> dict[str, dict[str, float]]:
+    """One sample per role: driver, JVM, and the Python workers summed (with `processes`)."""
+    out: dict[str, dict[str, float]] = {}
+    for role, pid in (("driver", os.getpid()), ("jvm", jvm)):
+        s = proc_sample(pid)
+        if s is not None:
+            out[role] = {**s, "processes": 1}
+    workers = [s for pid in python_descendants(jvm) if (s := proc_sample(pid)) is not None]
+    out["workers"] = {m: sum(w[m] for w in workers) for m in METRICS} | {"processes": len(workers)}
+    return out
+
+
+class Feeder:
+    """Numbered records at `rate` per second, straight to the broker, until stopped."""
+
+    def __init__(self, bootstrap: str, topic: str, rate: int) -> None:
+        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "acks": "all"})
+        self.topic, self.rate, self.sent = topic, rate, 0
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="soak-feeder", daemon=True)
+
+    def _run(self) -> None:
+        step = max(1, self.rate // 10)
+        while not self.stop.wait(0.1):
+            for _ in range(step):
+                self.producer.send(self.topic, f'{{"n":{self.sent}}}'.encode(), key=str(self.sent % 97).encode())
+                self.sent += 1
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.producer.flush(60)
+        self.producer.close()
+
+
+def inject(net: FaultyNetwork, kind: str) -> FaultPlan:
+    """Reset every open connection (so connection faults meet new ones), then one fault of `kind`."""
+    plan = FaultPlan((kind,), probability=1.0, budget=1, stall_s=3, delay_s=1.0)
+    net.set_plan(plan)
+    for proxy in net.proxies:
+        for link in list(proxy._links):
+            link.close(reset=True)
+    return plan
+
+
+def growth(rows: list[dict], role: str, metric: str) -> tuple[float, float, bool]:
+    """(mean of the 2nd quarter, mean of the last quarter, within the allowance)."""
+    values = [r[metric] for r in rows if r["role"] == role]
+    q = max(1, len(values) // 4)
+    early, late = statistics.fmean(values[q:2 * q]), statistics.fmean(values[-q:])
+    slack, fraction = ALLOWANCE[metric]
+    return early, late, late <= early + slack + fraction * early
+
+
+def plot(rows: list[dict], faults: list[tuple[float, str]], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
+    labels = {"fds": "open file descriptors", "threads": "threads", "sockets": "sockets", "rss_mb": "RSS (MiB)"}
+    for ax, metric in zip(axes.flat, METRICS, strict=True):
+        for role in ("driver", "jvm", "workers"):
+            points = [(r["t_s"] / 60, r[metric]) for r in rows if r["role"] == role]
+            ax.plot([p[0] for p in points], [p[1] for p in points], label=role)
+        for t, _ in faults:
+            ax.axvline(t / 60, color="grey", alpha=0.25, linewidth=0.8)
+        ax.set_title(labels[metric])
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+    for ax in axes[1]:
+        ax.set_xlabel("minutes (grey: a fault)")
+    axes[0][0].legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def check_table(table: Path, bootstrap: str, topic: str) -> dict[str, int | bool]:
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(table)).to_pyarrow_table(columns=["partition", "offset"]).to_pylist()
+    keys = [(r["partition"], r["offset"]) for r in rows]
+    with KafkaClient({"bootstrap.servers": bootstrap}) as client:
+        ends = client.latest_offsets(client.partitions(topic))
+    expected = {(tp.partition, o) for tp, end in ends.items() for o in range(end)}
+    return {"rows": len(keys), "distinct": len(set(keys)), "produced": len(expected),
+            "exact": len(keys) == len(set(keys)) and set(keys) == expected}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=20.0)
+    parser.add_argument("--fault-every", type=float, default=60.0, help="seconds between faults")
+    parser.add_argument("--sample-every", type=float, default=5.0, help="seconds between samples")
+    parser.add_argument("--rate", type=int, default=200, help="records produced per second")
+    parser.add_argument("--out", type=Path, default=HERE / "soak-results")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="kafka-spark-soak-"))
+    topic, table = "soak", work / "table"
+    broker = start_kafka(work / "kafka", secure=False)
+    rows: list[dict] = []
+    faults: list[tuple[float, str]] = []
+    injected: dict[str, int] = {}
+    try:
+        broker.tools.create_topic(topic, partitions=PARTITIONS)
+        spark = local_spark("kafka-spark-soak")
+        jvm = spark_jvm_pid()
+        assert jvm is not None, "no Spark JVM under this process"
+        feeder = Feeder(broker.bootstrap, topic, args.rate)
+        feeder.thread.start()
+        with FaultyNetwork([broker.bootstrap]) as net:
+            query = start_stream(spark, StreamOptions(
+                table=str(table), kafka={"bootstrap.servers": net.bootstrap, **CLIENT}, topics=[topic],
+                sink_id="soak", starting="earliest", trigger="2s", max_offsets_per_trigger=5000))
+            started = time.monotonic()
+            next_fault, next_sample, kinds = started + args.fault_every, started, list(ALL_FAULTS)
+            plan: FaultPlan | None = None
+            while (now := time.monotonic()) < started + args.minutes * 60:
+                if query.exception() is not None:
+                    raise RuntimeError(f"the stream failed: {query.exception()}")
+                if now >= next_sample:
+                    for role, s in sample_roles(jvm).items():
+                        rows.append({"t_s": round(now - started, 1), "role": role, **s})
+                    next_sample += args.sample_every
+                if now >= next_fault:
+                    if plan is not None:
+                        for k, n in plan.injected.items():
+                            injected[k] = injected.get(k, 0) + n
+                    kind = kinds[len(faults) % len(kinds)]
+                    plan = inject(net, kind)
+                    faults.append((now - started, kind))
+                    print(f"{(now - started) / 60:5.1f} min: fault {kind}; {feeder.sent} records produced", flush=True)
+                    next_fault += args.fault_every
+                time.sleep(0.2)
+            if plan is not None:
+                for k, n in plan.injected.items():
+                    injected[k] = injected.get(k, 0) + n
+            feeder.close()
+            net.set_plan(FaultPlan())
+            # let the stream catch up with the last records, then stop it
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                progress = query.lastProgress
+                if progress and progress["numInputRows"] == 0 and check_table(table, broker.bootstrap, topic)["exact"]:
+                    break
+                time.sleep(2)
+            query.stop()
+        rows_check = check_table(table, broker.bootstrap, topic)
+        spark.stop()
+    finally:
+        broker.stop()
+
+    verdict = {}
+    for role in ("driver", "jvm", "workers"):
+        for metric in METRICS:
+            early, late, ok = growth(rows, role, metric)
+            verdict[f"{role}.{metric}"] = {"second_quarter": round(early, 1), "last_quarter": round(late, 1), "ok": ok}
+    with open(args.out / "soak.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["t_s", "role", "processes", *METRICS])
+        writer.writeheader()
+        writer.writerows({k: (round(v, 1) if isinstance(v, float) else v) for k, v in r.items()} for r in rows)
+    title = (f"pykafka stream into Delta, {args.minutes:g} min, a proxy fault every {args.fault_every:g} s "
+             f"({len(faults)} faults), {rows_check['rows']} rows")
+    plot(rows, faults, args.out / "soak.png", title)
+    summary = {"minutes": args.minutes, "fault_every_s": args.fault_every, "sample_every_s": args.sample_every,
+               "rate": args.rate, "faults": [k for _, k in faults], "injected": injected, "table": rows_check,
+               "growth": verdict, "ok": rows_check["exact"] and all(v["ok"] for v in verdict.values())}
+    (args.out / "soak.json").write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps(summary, indent=2))
+    return 0 if summary["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

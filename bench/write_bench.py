@@ -1,0 +1,135 @@
+"""Writes side by side: df.write.format("pykafka") (at-least-once and exactlyOnce) against Spark's
+format("kafka") sink, the same DataFrame into fresh topics of one local broker.
+
+    .venv/bin/python bench/write_bench.py               # 1,000,000 records of 100 B and of 1 KB, 3 runs
+    .venv/bin/python bench/write_bench.py --quick       # 100,000 records, 1 run
+
+The DataFrame (a string key, a value of the case's size, 4 Spark partitions) is cached and counted before any
+timing; each write goes to a new 8-partition topic, timed from save() to its return, writers alternating.
+Writes bench/results/write-<stamp>.json and .md (and write-latest.*).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.installed import compile_package
+
+SPARK_CONF = {"spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2"}
+SIZES = (100, 1000)
+PARTITIONS = 8
+WRITERS = {
+    "pykafka": ("pykafka", {}),
+    "pykafka exactlyOnce": ("pykafka", {"exactlyOnce": "true"}),
+    "spark kafka": ("kafka", {}),
+}
+PEER = "spark kafka"
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def frame(spark, records: int, size: int):
+    """`records` rows: key "k<id % 1000>", a value of `size` bytes that differs per row; cached and counted."""
+    df = spark.range(0, records, 1, 4).selectExpr(
+        "cast(concat('k', id % 1000) as binary) as key",
+        f"cast(rpad(concat(cast(id as string), '-'), {size}, 'abcdefghij') as binary) as value")
+    df = df.cache()
+    assert df.count() == records
+    return df
+
+
+def write_once(df, node, fmt: str, options: dict[str, str]) -> float:
+    """Seconds for one write into a fresh topic (deleted afterwards, to keep the broker's disk small)."""
+    import uuid
+
+    topic = f"write-bench-{uuid.uuid4().hex[:8]}"
+    node.tools.create_topic(topic, partitions=PARTITIONS)
+    writer = df.write.format(fmt).option("kafka.bootstrap.servers", node.bootstrap).option("topic", topic)
+    for k, v in options.items():
+        writer = writer.option(k, v)
+    began = time.perf_counter()
+    writer.mode("append").save()
+    seconds = time.perf_counter() - began
+    node.tools.run("topics", "--delete", "--topic", topic)
+    return seconds
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The results as a table: median seconds, records/s and the ratio to Spark's sink per case."""
+    lines = [f"`{result['meta']['command']}` — {result['meta']['when']}, {result['meta']['runs']} run(s) each, "
+             f"{result['meta']['records']:,} records per case", "",
+             "| value | writer | median s | records/s | vs Spark's sink |", "|---|---|---|---|---|"]
+    for case in result["cases"]:
+        peer = statistics.median(case["seconds"][PEER])
+        for name, times in case["seconds"].items():
+            median = statistics.median(times)
+            lines.append(f"| {case['size']} B | {name} | {median:.1f} | {case['records'] / median:,.0f} | "
+                         f"{peer / median:.2f}× |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100,000 records, 1 run")
+    parser.add_argument("--records", type=int, help="records per case (default 1,000,000; quick 100,000)")
+    parser.add_argument("--runs", type=int, help="runs per writer and case (default 3; quick 1)")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    args = parser.parse_args(argv)
+    compile_package()
+    records = args.records or (100_000 if args.quick else 1_000_000)
+    runs = args.runs or (1 if args.quick else 3)
+    command = " ".join([".venv/bin/python bench/write_bench.py", *(sys.argv[1:] if argv is None else argv)])
+    result: dict[str, Any] = {"meta": {"command": command, "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs,
+                                       "records": records}, "cases": []}
+
+    from kafka_spark.local import start_kafka
+    from kafka_spark.local.spark import local_spark
+
+    log("starting Kafka and Spark")
+    node = start_kafka(secure=False, heap="1g")
+    spark = None
+    try:
+        spark = local_spark("kafka-spark-write-bench", extra=SPARK_CONF)
+        warm = frame(spark, 20_000, 100)
+        for fmt, options in WRITERS.values():  # JIT, Python workers, class loading: not recorded
+            write_once(warm, node, fmt, options)
+        warm.unpersist()
+        for size in SIZES:
+            df = frame(spark, records, size)
+            seconds: dict[str, list[float]] = {name: [] for name in WRITERS}
+            for run in range(runs):
+                for name, (fmt, options) in WRITERS.items():
+                    seconds[name].append(write_once(df, node, fmt, options))
+                    log(f"{size} B run {run + 1}: {name} {seconds[name][-1]:.1f} s")
+            df.unpersist()
+            result["cases"].append({"size": size, "records": records, "seconds": seconds})
+    finally:
+        if spark is not None:
+            spark.stop()
+        node.stop()
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"write-{stamp}.json"
+    path.write_text(json.dumps(result, indent=1))
+    table = markdown(result)
+    path.with_suffix(".md").write_text(table)
+    shutil.copy(path, args.out / "write-latest.json")
+    shutil.copy(path.with_suffix(".md"), args.out / "write-latest.md")
+    print()
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

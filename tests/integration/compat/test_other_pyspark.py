@@ -1,0 +1,140 @@
+"""The built wheel in an environment that already has another supported PySpark (4.1 by default): the README's
+install commands leave that PySpark untouched, Spark registers `pykafka` by itself and reads a topic, the
+harness picks the jars for that PySpark, and the stream reader says which PySpark it needs.
+
+The environment (PySpark and the package's other dependencies at the tested versions) is built once and
+cached under the kafka-spark cache directory, with PySpark's wheel; each run removes kafka-spark from it and
+installs the freshly built wheel. Set KAFKA_SPARK_COMPAT_PYSPARK to try another version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kafka_spark.local.jars import cache_dir
+
+REPO = Path(__file__).resolve().parents[3]
+APP = Path(__file__).parent / "compat_app.py"
+PYSPARK = os.environ.get("KAFKA_SPARK_COMPAT_PYSPARK", "4.1.4")
+WHEEL = "dist/kafka_spark-0.1.0-py3-none-any.whl"
+# The README's "Installing into an existing Spark environment" commands, run as written: the first in a copy of
+# this repository, the others with `python` being the target environment's interpreter.
+BUILD = "python -m pip wheel --no-deps -w dist ."
+DRY_RUN = f"python -m pip install --dry-run --report pip-report.json {WHEEL}"
+INSTALL = f"python -m pip install {WHEEL}"
+
+
+def run(argv: list[str], timeout: float = 900, **kwargs) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, **kwargs)
+    assert proc.returncode == 0, f"{argv}:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
+    return proc
+
+
+def command(line: str, python: str) -> list[str]:
+    argv = shlex.split(line)
+    return [python, *argv[1:]] if argv[0] == "python" else argv
+
+
+def constraints_without_spark(path: Path) -> Path:
+    """The repository's constraints minus PySpark and Delta, whose versions the target environment chooses."""
+    keep = [line for line in (REPO / "constraints.txt").read_text().splitlines()
+            if not re.match(r"(?i)^(pyspark|delta[-_]spark)==", line)]
+    path.write_text("\n".join(keep) + "\n")
+    return path
+
+
+def pyspark_wheel() -> Path:
+    """PySpark's wheel, built from its sdist once and kept in the cache."""
+    wheels = cache_dir() / "wheels"
+    found = sorted(wheels.glob(f"pyspark-{PYSPARK}-*.whl"))
+    if not found:
+        run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), f"pyspark=={PYSPARK}"])
+        found = sorted(wheels.glob(f"pyspark-{PYSPARK}-*.whl"))
+    return found[0]
+
+
+def spark_env(tmp_path: Path) -> Path:
+    """A cached virtual environment with PySpark `PYSPARK` and the package's dependencies, without the package."""
+    deps = (REPO / "pyproject.toml").read_bytes() + (REPO / "constraints.txt").read_bytes()
+    key = hashlib.sha256(deps + sys.version.encode()).hexdigest()[:12]
+    venv = cache_dir() / "envs" / f"pyspark-{PYSPARK}-{key}"
+    python = venv / "bin" / "python"
+    if not (venv / ".complete").exists():
+        shutil.rmtree(venv, ignore_errors=True)
+        run([sys.executable, "-m", "venv", str(venv)])
+        constraints = constraints_without_spark(tmp_path / "constraints.txt")
+        run([str(python), "-m", "pip", "install", "-q", "-c", str(constraints), str(pyspark_wheel())])
+        # The dependencies at the tested versions, so that a run needs no downloads; the package comes per run.
+        requires = run([sys.executable, "-c", "import tomllib, sys; print('\\n'.join(tomllib.load("
+                        "open(sys.argv[1], 'rb'))['project']['dependencies']))", str(REPO / "pyproject.toml")])
+        run([str(python), "-m", "pip", "install", "-q", "-c", str(constraints), *requires.stdout.split()])
+        (venv / ".complete").write_text(PYSPARK)
+    run([str(python), "-m", "pip", "uninstall", "-y", "-q", "kafka-spark"])
+    return python
+
+
+def source_copy(dest: Path) -> Path:
+    """What the wheel is built from, copied so the build leaves the work tree alone."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for name in ("pyproject.toml", "README.md", "pyspark_kafka_spark.py", "pyspark_kafka_spark_log.py"):
+        shutil.copy2(REPO / name, dest / name)
+    shutil.copytree(REPO / "kafka_spark", dest / "kafka_spark", ignore=ignore)
+    return dest
+
+
+def installed_pyspark(python: Path) -> str:
+    return run([str(python), "-c", "from importlib.metadata import version; print(version('pyspark'))"]).stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def compat_topic(kafka) -> str:
+    name = "compat-other-pyspark"
+    kafka.tools.create_topic(name, partitions=2)
+    kafka.tools.produce_perf(name, 500, record_size=60)
+    return name
+
+
+def test_readme_install_commands_are_the_tested_ones() -> None:
+    readme = (REPO / "README.md").read_text()
+    for line in (BUILD, DRY_RUN, INSTALL):
+        assert line in readme
+
+
+@pytest.mark.timeout(1800)  # a cold machine downloads and builds PySpark's wheel once
+def test_wheel_in_an_environment_with_another_pyspark(kafka, compat_topic, tmp_path) -> None:
+    python = spark_env(tmp_path)
+    src = source_copy(tmp_path)
+    run(command(BUILD, sys.executable), cwd=src)
+    before = installed_pyspark(python)
+    assert before == PYSPARK
+
+    run(command(DRY_RUN, str(python)), cwd=src)
+    report = json.loads((src / "pip-report.json").read_text())
+    planned = {item["metadata"]["name"].lower() for item in report["install"]}
+    assert "kafka-spark" in planned and "pyspark" not in planned, planned
+    run(command(INSTALL, str(python)), cwd=src)
+    assert installed_pyspark(python) == before
+
+    # The driver and its Python workers run that environment's interpreter, as the README says they must.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME")}
+    env.update(PYSPARK_PYTHON=str(python), PYSPARK_DRIVER_PYTHON=str(python))
+    out = run([str(python), str(APP), kafka.bootstrap, compat_topic], env=env, cwd=tmp_path, timeout=600)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["pyspark"] == PYSPARK
+    assert result["rows"] == 500 and result["same_as_spark_kafka"] and result["delta_rows"] == 500
+    minor = ".".join(PYSPARK.split(".")[:2])
+    assert result["jars"]["spark.version"] == f"[{minor}.0,{PYSPARK}]"
+    assert result["jars"]["delta.artifact"] == f"delta-spark_{minor}_2.13"
+    if tuple(map(int, PYSPARK.split(".")[:2])) < (4, 2):
+        assert ("PySparkVersionError: readStream.format('pykafka') (admission control of Python stream sources) "
+                f"needs PySpark 4.2 or newer; this is PySpark {PYSPARK}") in result["stream_error"]

@@ -1,0 +1,123 @@
+"""No secret leaves a secure run: the SASL password, the private key's password, the key itself (given
+inline) and the JAAS config text are grepped for in everything a run shows or keeps — the kafka_spark
+loggers at DEBUG in every Python process, the driver's and Spark's console output (Spark at INFO), the
+exceptions of runs with a wrong password and a wrong key password, explain() and plan strings, the Spark
+UI's SQL, environment, jobs, stages and streaming pages and its REST API, the Spark event log, the Delta
+tables' _delta_log and kept offsets, the stream's checkpoint and progress, and the job's --json output."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from kafka_spark.client import Producer
+from kafka_spark.local.kafka import SASL_USERS
+
+HERE = Path(__file__).parent
+USER = "alice"
+PASSWORD = SASL_USERS[USER]
+WRONG = "wrong-" + PASSWORD + "-7"
+WRONG_KEY = "wrong-key-password-7"
+# Every Python process of the run (driver, Spark's Python workers) logs kafka_spark at DEBUG to its own file.
+SITECUSTOMIZE = '''
+import logging, os
+_path = os.environ.get("KAFKA_SPARK_DEBUG_LOG")
+if _path:
+    _handler = logging.FileHandler(f"{_path}.{os.getpid()}")
+    _handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"))
+    _logger = logging.getLogger("kafka_spark")
+    _logger.setLevel(logging.DEBUG)
+    _logger.addHandler(_handler)
+'''
+
+
+def jaas(password: str) -> str:
+    return (f'org.apache.kafka.common.security.scram.ScramLoginModule required username="{USER}" '
+            f'password="{password}";')
+
+
+def secure_options(kafka, password: str = PASSWORD, key_password: str | None = None) -> dict[str, str]:
+    """SCRAM over TLS, and a client certificate whose encrypted key is given inline (ssl.keystore.key)."""
+    pem = kafka.tls.client_encrypted_pem.read_text()
+    key_start = pem.index("-----BEGIN ENCRYPTED PRIVATE KEY-----")
+    return {
+        "bootstrap.servers": kafka.address("SASL_SSL"), "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config": jaas(password),
+        "ssl.truststore.location": str(kafka.ca_pem), "ssl.truststore.type": "PEM",
+        "ssl.keystore.type": "PEM", "ssl.keystore.certificate.chain": pem[:key_start].strip(),
+        "ssl.keystore.key": pem[key_start:].strip(),
+        "ssl.key.password": key_password or kafka.tls.client_key_password,
+        "request.timeout.ms": "5000", "default.api.timeout.ms": "10000",
+    }
+
+
+def texts(root: Path) -> dict[str, str]:
+    """Every readable text file under `root` (not the tables' Parquet data), by path."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix != ".parquet" and not path.name.endswith(".crc"):
+            out[str(path.relative_to(root))] = path.read_text(errors="replace")
+    return out
+
+
+def test_a_secure_run_shows_no_credential_anywhere(kafka, tmp_path: Path) -> None:
+    # no "secret" in names: Spark would redact every value holding one and hide what the grep should see
+    topic = f"secure-run-{int(time.time() * 1000)}"
+    kafka.tools.create_topic(topic, partitions=2)
+    with Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 5}) as producer:
+        for i in range(300):
+            producer.send(topic, f'{{"n":{i}}}'.encode(), key=str(i % 5).encode())
+        producer.flush(60)
+    options = secure_options(kafka)
+    key_body = options["ssl.keystore.key"].splitlines()[1]  # a line of the encrypted key's base64
+    settings = {"topic": topic, "options": options, "wrong": secure_options(kafka, WRONG),
+                "wrong_key": secure_options(kafka, key_password=WRONG_KEY), "event_log": str(tmp_path / "events")}
+    (tmp_path / "events").mkdir()
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    (tmp_path / "settings.json").write_text(json.dumps(settings))
+    out = tmp_path / "out"
+    env = {**os.environ, "KAFKA_SPARK_DEBUG_LOG": str(tmp_path / "logs" / "debug.log"),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path / "site"), os.environ.get("PYTHONPATH")])),
+           "KAFKA_SPARK_SPARK_LOG_LEVEL": "INFO"}
+    (tmp_path / "logs").mkdir()
+    started = time.monotonic()
+    proc = subprocess.run([sys.executable, str(HERE / "secure_run.py"), str(tmp_path / "settings.json"), str(out)],
+                          capture_output=True, text=True, timeout=900, env=env, check=False)
+    steps = [line for line in proc.stdout.splitlines() if re.match(r"^[a-zA-Z ]+: [0-9.]+s$", line)]
+    print(f"secure run: exit {proc.returncode} in {time.monotonic() - started:.0f}s ({', '.join(steps)})")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
+
+    shown = {"console stdout": proc.stdout, "console stderr": proc.stderr}
+    for kind, root in (("out", out), ("event log", tmp_path / "events"), ("debug log", tmp_path / "logs")):
+        shown |= {f"{kind}: {name}": text for name, text in texts(root).items()}
+
+    # each place was really looked at: it holds what a run with these options puts there
+    def place(prefix: str) -> str:
+        return "\n".join(text for name, text in shown.items() if name.startswith(prefix))
+
+    assert "pykafka" in place("out: explain.txt") and "pykafka" in place("out: plans.txt")
+    assert "SparkListenerSQLExecutionStart" in place("event log") and "sasl" in place("event log").lower()
+    assert "spark.app.name" in place("out: ui/environment") and "execution" in place("out: ui/sql").lower()
+    assert len([n for n in shown if n.startswith("debug log")]) >= 2, "no Python worker wrote a debug log"
+    assert "DEBUG" in place("debug log") or "INFO" in place("debug log")
+    assert "commitInfo" in place("out: stream/_delta_log") and "txn" in place("out: load/_delta_log")
+    assert "assign" in place("event log") and topic in place("out: ui/sql"), "the plans' options were not shown"
+    assert '"status": "committed"' in place("out: job_stdout")
+    errors = place("out: errors.txt")
+    assert "SASL_AUTHENTICATION_FAILED" in errors or "Authentication failed" in errors
+    assert "ssl.key.password does not decrypt" in errors
+    assert "numInputRows" in place("out: progress.json")
+
+    secrets = {"SASL password": PASSWORD, "wrong SASL password": WRONG,
+               "key password": kafka.tls.client_key_password, "wrong key password": WRONG_KEY,
+               "JAAS config": jaas(PASSWORD), "JAAS password assignment": 'password="', "private key": key_body}
+    leaks = [f"{what} in {name}" for name, text in shown.items() for what, secret in secrets.items()
+             if secret in text]
+    print(f"grepped {len(shown)} files/streams, {sum(map(len, shown.values())) / 2**20:.1f} MiB")
+    assert not leaks, "\n".join(leaks)
