@@ -218,6 +218,15 @@ def batch_line(info: BatchInfo, position: int, valid: bool) -> str:
             f" deleteHorizonMs: {_optional_long(info.delete_horizon_ms)}{tail}")
 
 
+def _kraft_json(type_id: int, value: bytes | None, offset: int) -> str:
+    """A KRaft control record's value as Kafka's JSON; DumpError naming the offset if it does not parse."""
+    try:
+        decoded = decode_kraft_control(type_id, value or b"")
+    except DecodeError as exc:
+        raise DumpError(f"control record at offset {offset}: {exc}") from None
+    return kafka_json(kraft_control_fields(type_id), decoded)
+
+
 def _control_text(deep: DeepRecord) -> str:
     key, value = deep.record.key, deep.record.value
     if key is None or len(key) < 4:
@@ -230,11 +239,7 @@ def _control_text(deep: DeepRecord) -> str:
             raise DumpError(f"end transaction marker at offset {deep.record.offset} has a value of fewer than 6 bytes")
         return f" endTxnMarker: {_CONTROL_NAMES[type_id]} coordinatorEpoch: {struct.unpack_from('>i', value, 2)[0]}"
     if is_kraft_control(type_id):
-        try:
-            decoded = decode_kraft_control(type_id, value or b"")
-        except DecodeError as exc:
-            raise DumpError(f"control record at offset {deep.record.offset}: {exc}") from None
-        return f" {kraft_control_label(type_id)} {kafka_json(kraft_control_fields(type_id), decoded)}"
+        return f" {kraft_control_label(type_id)} {_kraft_json(type_id, value, deep.record.offset)}"
     return f" controlType: {_CONTROL_NAMES.get(type_id, 'UNKNOWN')}({type_id})"
 
 
@@ -275,11 +280,7 @@ def _record_json(deep: DeepRecord, opts: Options) -> dict[str, Any]:
     if marker is not None:
         out.update(control_type=marker.name, coordinator_epoch=marker.coordinator_epoch)
         if is_kraft_control(marker.type) and r.value is not None:
-            try:
-                value = decode_kraft_control(marker.type, r.value)
-            except DecodeError as exc:
-                raise DumpError(f"control record at offset {r.offset}: {exc}") from None
-            out["control_value"] = json.loads(kafka_json(kraft_control_fields(marker.type), value))
+            out["control_value"] = json.loads(_kraft_json(marker.type, r.value, r.offset))
     if opts.print_data:
         out.update(key=None if r.key is None else base64.b64encode(r.key).decode(),
                    value=None if r.value is None else base64.b64encode(r.value).decode(),

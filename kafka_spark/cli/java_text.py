@@ -15,14 +15,19 @@ def _cont(b: int) -> bool:
     return b & 0xC0 == 0x80
 
 
-def _malformed3_len(b1: int, b2: int) -> int:
-    # How many bytes one replacement covers when a 3-byte sequence is malformed.
-    return 1 if (b1 == 0xE0 and b2 & 0xE0 == 0x80) or not _cont(b2) else 2
+def _bad_second3(b1: int, b2: int) -> bool:
+    # The second byte cannot follow this lead of a 3-byte sequence (overlong E0, or not a continuation).
+    return (b1 == 0xE0 and b2 & 0xE0 == 0x80) or not _cont(b2)
+
+
+def _bad_second4(b1: int, b2: int) -> bool:
+    return ((b1 == 0xF0 and not 0x90 <= b2 <= 0xBF) or (b1 == 0xF4 and b2 & 0xF0 != 0x80)
+            or not _cont(b2))
 
 
 def _malformed4_len(b1: int, b2: int, b3: int) -> int:
-    if (b1 > 0xF4 or (b1 == 0xF0 and not 0x90 <= b2 <= 0xBF) or (b1 == 0xF4 and b2 & 0xF0 != 0x80)
-            or not _cont(b2)):
+    # How many bytes one replacement covers when a 4-byte sequence is malformed.
+    if b1 > 0xF4 or _bad_second4(b1, b2):
         return 1
     return 2 if not _cont(b3) else 3
 
@@ -57,15 +62,15 @@ def java_utf8(data: bytes) -> str:
         elif 0xE0 <= b1 <= 0xEF:
             if i + 2 < n:
                 b2, b3 = data[i + 1], data[i + 2]
-                if (b1 == 0xE0 and b2 & 0xE0 == 0x80) or not _cont(b2) or not _cont(b3):
+                if _bad_second3(b1, b2) or not _cont(b3):
                     out.append(REPLACEMENT)
-                    i += _malformed3_len(b1, b2)
+                    i += 1 if _bad_second3(b1, b2) else 2
                     continue
                 code = ((b1 & 0x0F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
                 out.append(REPLACEMENT if 0xD800 <= code <= 0xDFFF else chr(code))
                 i += 3
                 continue
-            if i + 1 < n and ((b1 == 0xE0 and data[i + 1] & 0xE0 == 0x80) or not _cont(data[i + 1])):
+            if i + 1 < n and _bad_second3(b1, data[i + 1]):
                 out.append(REPLACEMENT)
                 i += 1
                 continue
@@ -83,8 +88,7 @@ def java_utf8(data: bytes) -> str:
                 i += 4
                 continue
             b2 = data[i + 1] if i + 1 < n else None
-            if b1 > 0xF4 or (b2 is not None and (
-                    (b1 == 0xF0 and not 0x90 <= b2 <= 0xBF) or (b1 == 0xF4 and b2 & 0xF0 != 0x80) or not _cont(b2))):
+            if b1 > 0xF4 or (b2 is not None and _bad_second4(b1, b2)):
                 out.append(REPLACEMENT)
                 i += 1
                 continue
