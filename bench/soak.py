@@ -16,6 +16,12 @@ Writes `soak.csv` (one row per role and sample), `soak.png` (the four curves, fa
 compares the mean of the last quarter of the run with the mean of the second quarter (the first quarter is
 warm-up: JIT, caches, the workers' imports). Exits 1 if a resource grew past its allowance or the table is
 not exactly the records produced (distinct (topic, partition, offset), checked with delta-rs).
+
+The JVM's RSS alone cannot tell a leak from G1 committing heap regions it was always allowed: by default
+the driver JVM starts with its whole heap (`-Xms` = `-Xmx`) touched up front (`-XX:+AlwaysPreTouch`), so
+RSS growth after warm-up is memory outside the heap. `jstat -gc` adds the heap's used and committed MiB to
+each JVM sample, and Native Memory Tracking's diff from the end of warm-up to the end of the run, by
+category, is written to `nmt-diff.txt` (`--jvm-default` runs the JVM as before, without these).
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import csv
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -43,6 +50,7 @@ from kafka_spark.local.spark import local_spark
 HERE = Path(__file__).parent
 PARTITIONS = 4
 METRICS = ("fds", "threads", "sockets", "rss_mb")
+HEAP = ("heap_used_mb", "heap_committed_mb")
 # growth allowed from the second quarter to the last: absolute slack + a fraction of the level
 ALLOWANCE = {"fds": (16, 0.10), "threads": (8, 0.10), "sockets": (8, 0.10), "rss_mb": (64, 0.15)}
 CLIENT = {"request.timeout.ms": "3000", "default.api.timeout.ms": "30000", "socket.connection.setup.timeout.ms": "3000",
@@ -67,13 +75,33 @@ def proc_sample(pid: int) -> dict[str, float] | None:
             "sockets": sum(x.startswith("socket:") for x in links), "rss_mb": int(status["VmRSS"].split()[0]) / 1024}
 
 
-def sample_roles(jvm: int) -> dict[str, dict[str, float]]:
-    """One sample per role: driver, JVM, and the Python workers summed (with `processes`)."""
+def jvm_heap(pid: int) -> dict[str, float]:
+    """The JVM's heap used and committed (MiB) from `jstat -gc`; empty if jstat cannot attach."""
+    try:
+        out = subprocess.run(["jstat", "-gc", str(pid)], capture_output=True, text=True, timeout=30).stdout
+        names, values = (line.split() for line in out.strip().splitlines()[-2:])
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return {}
+    gc = {n: float(v) for n, v in zip(names, values, strict=False)}
+    spaces = ("S0", "S1", "E", "O")
+    return {"heap_used_mb": sum(gc.get(f"{s}U", 0.0) for s in spaces) / 1024,
+            "heap_committed_mb": sum(gc.get(f"{s}C", 0.0) for s in spaces) / 1024}
+
+
+def native_memory(pid: int, command: str) -> str:
+    """`jcmd PID VM.native_memory COMMAND` (baseline, summary.diff); the tool's text."""
+    done = subprocess.run(["jcmd", str(pid), "VM.native_memory", command], capture_output=True, text=True,
+                          timeout=60)
+    return done.stdout + done.stderr
+
+
+def sample_roles(jvm: int, heap: bool) -> dict[str, dict[str, float]]:
+    """One sample per role: driver, JVM (with its heap if `heap`), and the Python workers summed."""
     out: dict[str, dict[str, float]] = {}
     for role, pid in (("driver", os.getpid()), ("jvm", jvm)):
         s = proc_sample(pid)
         if s is not None:
-            out[role] = {**s, "processes": 1}
+            out[role] = {**s, "processes": 1, **(jvm_heap(pid) if heap and role == "jvm" else {})}
     workers = [s for pid in python_descendants(jvm) if (s := proc_sample(pid)) is not None]
     out["workers"] = {m: sum(w[m] for w in workers) for m in METRICS} | {"processes": len(workers)}
     return out
@@ -112,12 +140,17 @@ def inject(net: FaultyNetwork, kind: str) -> FaultPlan:
     return plan
 
 
+def native_total(diff: str) -> str:
+    """The "Total:" line of an NMT summary diff (committed memory and its change since the baseline)."""
+    return next((line.strip() for line in diff.splitlines() if line.strip().startswith("Total:")), "")
+
+
 def growth(rows: list[dict], role: str, metric: str) -> tuple[float, float, bool]:
     """(mean of the 2nd quarter, mean of the last quarter, within the allowance)."""
-    values = [r[metric] for r in rows if r["role"] == role]
+    values = [r[metric] for r in rows if r["role"] == role and metric in r]
     q = max(1, len(values) // 4)
     early, late = statistics.fmean(values[q:2 * q]), statistics.fmean(values[-q:])
-    slack, fraction = ALLOWANCE[metric]
+    slack, fraction = ALLOWANCE.get(metric, (0, 0.0))
     return early, late, late <= early + slack + fraction * early
 
 
@@ -165,7 +198,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sample-every", type=float, default=5.0, help="seconds between samples")
     parser.add_argument("--rate", type=int, default=200, help="records produced per second")
     parser.add_argument("--out", type=Path, default=HERE / "soak-results")
+    parser.add_argument("--jvm-default", action="store_true",
+                        help="the driver JVM as Spark starts it (heap grows on demand; no NMT, no jstat)")
     args = parser.parse_args(argv)
+    accounted = not args.jvm_default
+    nmt = ""
     args.out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="kafka-spark-soak-"))
     topic, table = "soak", work / "table"
@@ -175,7 +212,9 @@ def main(argv: list[str] | None = None) -> int:
     injected: dict[str, int] = {}
     try:
         broker.tools.create_topic(topic, partitions=PARTITIONS)
-        spark = local_spark("kafka-spark-soak")
+        spark = local_spark("kafka-spark-soak", extra=None if args.jvm_default else {
+            "spark.driver.memory": "1g",
+            "spark.driver.extraJavaOptions": "-Xms1g -XX:+AlwaysPreTouch -XX:NativeMemoryTracking=summary"})
         jvm = spark_jvm_pid()
         assert jvm is not None, "no Spark JVM under this process"
         feeder = Feeder(broker.bootstrap, topic, args.rate)
@@ -187,11 +226,15 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             next_fault, next_sample, kinds = started + args.fault_every, started, list(ALL_FAULTS)
             plan: FaultPlan | None = None
+            baseline_at = started + args.minutes * 60 / 4 if accounted else None
             while (now := time.monotonic()) < started + args.minutes * 60:
                 if query.exception() is not None:
                     raise RuntimeError(f"the stream failed: {query.exception()}")
+                if baseline_at is not None and now >= baseline_at:
+                    native_memory(jvm, "baseline")
+                    baseline_at = None
                 if now >= next_sample:
-                    for role, s in sample_roles(jvm).items():
+                    for role, s in sample_roles(jvm, accounted).items():
                         rows.append({"t_s": round(now - started, 1), "role": role, **s})
                     next_sample += args.sample_every
                 if now >= next_fault:
@@ -217,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
                     break
                 time.sleep(2)
             query.stop()
+        if accounted:
+            nmt = native_memory(jvm, "summary.diff")
         rows_check = check_table(table, broker.bootstrap, topic)
         spark.stop()
     finally:
@@ -228,15 +273,22 @@ def main(argv: list[str] | None = None) -> int:
             early, late, ok = growth(rows, role, metric)
             verdict[f"{role}.{metric}"] = {"second_quarter": round(early, 1), "last_quarter": round(late, 1), "ok": ok}
     with open(args.out / "soak.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=["t_s", "role", "processes", *METRICS])
+        writer = csv.DictWriter(f, fieldnames=["t_s", "role", "processes", *METRICS, *HEAP], restval="")
         writer.writeheader()
         writer.writerows({k: (round(v, 1) if isinstance(v, float) else v) for k, v in r.items()} for r in rows)
     title = (f"pykafka stream into Delta, {args.minutes:g} min, a proxy fault every {args.fault_every:g} s "
              f"({len(faults)} faults), {rows_check['rows']} rows")
     plot(rows, faults, args.out / "soak.png", title)
+    if nmt:
+        (args.out / "nmt-diff.txt").write_text(nmt)
+    heap = {m: growth(rows, "jvm", m)[:2] for m in HEAP if any(m in r for r in rows)}
     summary = {"minutes": args.minutes, "fault_every_s": args.fault_every, "sample_every_s": args.sample_every,
                "rate": args.rate, "faults": [k for _, k in faults], "injected": injected, "table": rows_check,
-               "growth": verdict, "ok": rows_check["exact"] and all(v["ok"] for v in verdict.values())}
+               "growth": verdict,
+               "jvm_heap": {m: {"second_quarter": round(a, 1), "last_quarter": round(b, 1)}
+                            for m, (a, b) in heap.items()},
+               "jvm_native_total": native_total(nmt),
+               "ok": rows_check["exact"] and all(v["ok"] for v in verdict.values())}
     (args.out / "soak.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary, indent=2))
     return 0 if summary["ok"] else 1
