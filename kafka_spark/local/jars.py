@@ -118,7 +118,11 @@ def pom_properties(name: str) -> dict[str, str]:
         if hadoop not in AWS_SDK_FOR_HADOOP:
             raise SparkVersionError(f"no AWS SDK version known for Hadoop {hadoop} (PySpark {pyspark_version()}); "
                                     f"add hadoop-project's aws-java-sdk-v2.version to AWS_SDK_FOR_HADOOP")
-        return {"hadoop.version": hadoop, "sdk.version": AWS_SDK_FOR_HADOOP[hadoop]}
+        sdk = AWS_SDK_FOR_HADOOP[hadoop]
+        # Central skips some SDK releases of the transfer manager (none for 2.24.6, Hadoop 3.4.1's): the newest
+        # one published within the SDK's minor, up to the SDK itself.
+        minor = ".".join(sdk.split(".")[:2])
+        return {"hadoop.version": hadoop, "sdk.version": sdk, "transfer.version": f"[{minor}.0,{sdk}]"}
     return {}
 
 

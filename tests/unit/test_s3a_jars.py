@@ -9,7 +9,8 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from kafka_spark.local.jars import SparkVersionError, delta_artifact, jar_dir, pom_text
+from kafka_spark.local import jars
+from kafka_spark.local.jars import AWS_SDK_FOR_HADOOP, SparkVersionError, delta_artifact, jar_dir, pom_text
 
 
 def test_hadoop_aws_is_the_hadoop_version_pyspark_ships() -> None:
@@ -40,3 +41,15 @@ def test_delta_release_for_each_spark(spark: str, delta: str | None, expected: t
 def test_a_spark_without_a_delta_release_is_named() -> None:
     with pytest.raises(SparkVersionError, match=r"no Delta Lake release is built for Spark 4\.3"):
         delta_artifact("4.3.0")
+
+
+@pytest.mark.parametrize("hadoop", sorted(AWS_SDK_FOR_HADOOP))
+def test_transfer_manager_is_the_newest_published_within_the_sdk_minor(hadoop: str, monkeypatch) -> None:
+    # Central has no s3-transfer-manager for some SDK releases (2.24.6, Hadoop 3.4.1's, among them).
+    monkeypatch.setattr(jars, "hadoop_version", lambda: hadoop)
+    sdk = AWS_SDK_FOR_HADOOP[hadoop]
+    minor = ".".join(sdk.split(".")[:2])
+    pom = pom_text("s3a")
+    assert f"<sdk.version>{sdk}</sdk.version>" in pom
+    assert f"<transfer.version>[{minor}.0,{sdk}]</transfer.version>" in pom
+    assert re.search(r"<artifactId>s3-transfer-manager</artifactId>\s*<version>\$\{transfer\.version\}</version>", pom)

@@ -27,6 +27,12 @@ def main(bootstrap: str, topic: str) -> None:
     ours.write.format("delta").mode("overwrite").save(table)
     delta_rows = spark.read.format("delta").load(table).count()
 
+    copy = f"{topic}-copy-{pyspark.__version__}"
+    (ours.select("key", "value").write.format("pykafka").option("kafka.bootstrap.servers", bootstrap)
+     .option("topic", copy).mode("append").save())
+    written = spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", copy).load()
+    copied = sorted(r.value for r in written.select("value").collect()) == sorted(r.value for r in rows)
+
     stream_error = ""
     try:
         query = spark.readStream.format("pykafka").options(**options).load().writeStream.format("noop").start()
@@ -37,9 +43,25 @@ def main(bootstrap: str, topic: str) -> None:
     except Exception as exc:  # Spark wraps the Python error; the line that names it is what users read
         lines = str(exc).splitlines()
         stream_error = next((line.strip() for line in lines if "PySparkVersionError: " in line), lines[0])
+    write_stream_error = ""
+    try:
+        # Spark's own source feeds it: the pykafka stream reader needs PySpark 4.2. The writer is made when the
+        # first micro-batch runs, so the error (if any) comes from processAllAvailable.
+        query = (spark.readStream.format("kafka").options(**options).option("startingOffsets", "earliest").load()
+                 .select("value").writeStream.format("pykafka").option("kafka.bootstrap.servers", bootstrap)
+                 .option("topic", f"{copy}-stream")
+                 .option("checkpointLocation", tempfile.mkdtemp(prefix="compat-checkpoint-")).start())
+        try:
+            query.processAllAvailable()
+        finally:
+            query.stop()
+    except Exception as exc:
+        lines = str(exc).splitlines()
+        write_stream_error = next((line.strip() for line in lines if "PySparkVersionError: " in line), lines[0])
     spark.stop()
     print(json.dumps({"pyspark": pyspark.__version__, "rows": len(rows), "same_as_spark_kafka": same,
-                      "delta_rows": delta_rows, "jars": pom_properties("spark"), "stream_error": stream_error}))
+                      "delta_rows": delta_rows, "written_back": copied, "jars": pom_properties("spark"),
+                      "stream_error": stream_error, "write_stream_error": write_stream_error}))
 
 
 if __name__ == "__main__":

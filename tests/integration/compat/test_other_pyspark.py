@@ -1,10 +1,10 @@
-"""The built wheel in an environment that already has another supported PySpark (4.1 by default): the README's
+"""The built wheel in environments that already have another supported PySpark (the newest 4.1 and 4.0): the README's
 install commands leave that PySpark untouched, Spark registers `pykafka` by itself and reads a topic, the
 harness picks the jars for that PySpark, and the stream reader says which PySpark it needs.
 
 The environment (PySpark and the package's other dependencies at the tested versions) is built once and
 cached under the kafka-spark cache directory, with PySpark's wheel; each run removes kafka-spark from it and
-installs the freshly built wheel. Set KAFKA_SPARK_COMPAT_PYSPARK to try another version.
+installs the freshly built wheel. Set KAFKA_SPARK_COMPAT_PYSPARK to other versions (comma-separated) to try them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from kafka_spark.local.jars import cache_dir
 
 REPO = Path(__file__).resolve().parents[3]
 APP = Path(__file__).parent / "compat_app.py"
-PYSPARK = os.environ.get("KAFKA_SPARK_COMPAT_PYSPARK", "4.1.4")
+# The oldest minor the package declares and the one between it and the repository's pin.
+PYSPARKS = os.environ.get("KAFKA_SPARK_COMPAT_PYSPARK", "4.1.4,4.0.5").split(",")
 WHEEL = "dist/kafka_spark-0.1.0-py3-none-any.whl"
 # The README's "Installing into an existing Spark environment" commands, run as written: the first in a copy of
 # this repository, the others with `python` being the target environment's interpreter.
@@ -53,32 +54,32 @@ def constraints_without_spark(path: Path) -> Path:
     return path
 
 
-def pyspark_wheel() -> Path:
+def pyspark_wheel(version: str) -> Path:
     """PySpark's wheel, built from its sdist once and kept in the cache."""
     wheels = cache_dir() / "wheels"
-    found = sorted(wheels.glob(f"pyspark-{PYSPARK}-*.whl"))
+    found = sorted(wheels.glob(f"pyspark-{version}-*.whl"))
     if not found:
-        run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), f"pyspark=={PYSPARK}"])
-        found = sorted(wheels.glob(f"pyspark-{PYSPARK}-*.whl"))
+        run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), f"pyspark=={version}"])
+        found = sorted(wheels.glob(f"pyspark-{version}-*.whl"))
     return found[0]
 
 
-def spark_env(tmp_path: Path) -> Path:
-    """A cached virtual environment with PySpark `PYSPARK` and the package's dependencies, without the package."""
+def spark_env(version: str, tmp_path: Path) -> Path:
+    """A cached virtual environment with PySpark `version` and the package's dependencies, without the package."""
     deps = (REPO / "pyproject.toml").read_bytes() + (REPO / "constraints.txt").read_bytes()
     key = hashlib.sha256(deps + sys.version.encode()).hexdigest()[:12]
-    venv = cache_dir() / "envs" / f"pyspark-{PYSPARK}-{key}"
+    venv = cache_dir() / "envs" / f"pyspark-{version}-{key}"
     python = venv / "bin" / "python"
     if not (venv / ".complete").exists():
         shutil.rmtree(venv, ignore_errors=True)
         run([sys.executable, "-m", "venv", str(venv)])
         constraints = constraints_without_spark(tmp_path / "constraints.txt")
-        run([str(python), "-m", "pip", "install", "-q", "-c", str(constraints), str(pyspark_wheel())])
+        run([str(python), "-m", "pip", "install", "-q", "-c", str(constraints), str(pyspark_wheel(version))])
         # The dependencies at the tested versions, so that a run needs no downloads; the package comes per run.
         requires = run([sys.executable, "-c", "import tomllib, sys; print('\\n'.join(tomllib.load("
                         "open(sys.argv[1], 'rb'))['project']['dependencies']))", str(REPO / "pyproject.toml")])
         run([str(python), "-m", "pip", "install", "-q", "-c", str(constraints), *requires.stdout.split()])
-        (venv / ".complete").write_text(PYSPARK)
+        (venv / ".complete").write_text(version)
     run([str(python), "-m", "pip", "uninstall", "-y", "-q", "kafka-spark"])
     return python
 
@@ -111,12 +112,13 @@ def test_readme_install_commands_are_the_tested_ones() -> None:
 
 
 @pytest.mark.timeout(1800)  # a cold machine downloads and builds PySpark's wheel once
-def test_wheel_in_an_environment_with_another_pyspark(kafka, compat_topic, tmp_path) -> None:
-    python = spark_env(tmp_path)
+@pytest.mark.parametrize("version", PYSPARKS)
+def test_wheel_in_an_environment_with_another_pyspark(version: str, kafka, compat_topic, tmp_path) -> None:
+    python = spark_env(version, tmp_path)
     src = source_copy(tmp_path)
     run(command(BUILD, sys.executable), cwd=src)
     before = installed_pyspark(python)
-    assert before == PYSPARK
+    assert before == version
 
     run(command(DRY_RUN, str(python)), cwd=src)
     report = json.loads((src / "pip-report.json").read_text())
@@ -130,11 +132,17 @@ def test_wheel_in_an_environment_with_another_pyspark(kafka, compat_topic, tmp_p
     env.update(PYSPARK_PYTHON=str(python), PYSPARK_DRIVER_PYTHON=str(python))
     out = run([str(python), str(APP), kafka.bootstrap, compat_topic], env=env, cwd=tmp_path, timeout=600)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["pyspark"] == PYSPARK
+    assert result["pyspark"] == version
     assert result["rows"] == 500 and result["same_as_spark_kafka"] and result["delta_rows"] == 500
-    minor = ".".join(PYSPARK.split(".")[:2])
-    assert result["jars"]["spark.version"] == f"[{minor}.0,{PYSPARK}]"
+    assert result["written_back"], "write.format('pykafka') did not land the rows it was given"
+    minor = ".".join(version.split(".")[:2])
+    assert result["jars"]["spark.version"] == f"[{minor}.0,{version}]"
     assert result["jars"]["delta.artifact"] == f"delta-spark_{minor}_2.13"
-    if tuple(map(int, PYSPARK.split(".")[:2])) < (4, 2):
+    if tuple(map(int, version.split(".")[:2])) < (4, 2):
         assert ("PySparkVersionError: readStream.format('pykafka') (admission control of Python stream sources) "
-                f"needs PySpark 4.2 or newer; this is PySpark {PYSPARK}") in result["stream_error"]
+                f"needs PySpark 4.2 or newer; this is PySpark {version}") in result["stream_error"]
+    if tuple(map(int, version.split(".")[:2])) < (4, 1):
+        assert ("PySparkVersionError: writeStream.format('pykafka') (Arrow stream writers) needs PySpark 4.1 or "
+                f"newer; this is PySpark {version}") in result["write_stream_error"]
+    else:
+        assert result["write_stream_error"] == ""

@@ -114,3 +114,24 @@ def test_delivery_failure_fails_the_job_with_the_brokers_error(spark, kafka, adm
     df = spark.range(1).selectExpr(f"'{topic_name}' as topic", "repeat('x', 5000) as value")
     with pytest.raises(Exception, match=r"MESSAGE_TOO_LARGE|RECORD_LIST_TOO_LARGE"):
         write(df, "pykafka", kafka, **{"kafka.max.request.size": "1048576"})
+
+
+def test_save_modes(spark, kafka, admin, topic_name):
+    """Append writes with both sinks and Overwrite is refused by both with Spark's message. The default mode
+    (ErrorIfExists) appends with Spark's sink, but Spark refuses it for every Python data source before the
+    source runs, so `pykafka` needs `.mode("append")` (the README says so)."""
+    admin.create_topics([NewTopic(topic_name, 1, 1)], wait_for_metadata=True)
+    df = spark.range(3).selectExpr("cast(id as string) as value")
+
+    def writer(fmt):
+        return df.write.format(fmt).option("kafka.bootstrap.servers", kafka.bootstrap).option("topic", topic_name)
+
+    for fmt in ("kafka", "pykafka"):
+        with pytest.raises(Exception, match=re.escape("Save mode Overwrite not allowed for Kafka. Allowed save "
+                                                      "modes are Append and ErrorIfExists (default).")):
+            writer(fmt).mode("overwrite").save()
+    writer("kafka").save()
+    with pytest.raises(Exception, match=r"UNSUPPORTED_DATA_SOURCE_SAVE_MODE.*\"ErrorIfExists\""):
+        writer("pykafka").save()
+    writer("pykafka").mode("append").save()
+    assert len(landed(spark, kafka, topic_name)) == 6
