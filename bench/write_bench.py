@@ -80,11 +80,12 @@ def markdown(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])  # the whole first paragraph
     parser.add_argument("--quick", action="store_true", help="100,000 records, 1 run")
     parser.add_argument("--records", type=int, help="records per case (default 1,000,000; quick 100,000)")
     parser.add_argument("--runs", type=int, help="runs per writer and case (default 3; quick 1)")
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
+                        help="where the JSON and Markdown results go (default bench/results)")
     args = parser.parse_args(argv)
     compile_package()
     records = args.records or (100_000 if args.quick else 1_000_000)

@@ -49,6 +49,7 @@ _EXPORTS = {
     "Producer": "kafka_spark.client.producer",
     "RecordFuture": "kafka_spark.client.producer",
     "RecordMetadata": "kafka_spark.client.producer",
+    "SentRecords": "kafka_spark.client.producer",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -35,7 +35,7 @@ IGNORED_KEYS = frozenset({
     "key.deserializer", "value.deserializer", "key.serializer", "value.serializer", "auto.offset.reset",
     "enable.auto.commit", "auto.commit.interval.ms", "max.poll.records", "interceptor.classes",
     "metric.reporters", "metrics.num.samples", "metrics.sample.window.ms", "metrics.recording.level",
-    "check.crcs", "client.dns.lookup", "buffer.memory", "max.block.ms",
+    "check.crcs", "client.dns.lookup",
     "partitioner.class", "partition.assignment.strategy", "exclude.internal.topics",
     "sasl.login.class", "sasl.client.callback.handler.class", "sasl.kerberos.service.name",
     "ssl.protocol", "ssl.enabled.protocols", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
@@ -194,6 +194,9 @@ _PROPS: dict[str, _Prop] = {
     "enable.idempotence": _Prop(_bool, False, "enable_idempotence"),
     "max.request.size": _Prop(_int(1, _MAX_INT), 1048576, "max_request_size"),
     "delivery.timeout.ms": _Prop(_int(1, _MAX_INT), 120000, "delivery_timeout_ms"),
+    # send() waits at most max.block.ms for topic metadata and for room in buffer.memory bytes of queued records
+    "buffer.memory": _Prop(_int(1, _MAX_INT), 33554432, "buffer_memory"),
+    "max.block.ms": _Prop(_int(0, _MAX_INT), 60000, "max_block_ms"),
     # a transactional producer (implies enable.idempotence); the broker caps the timeout at transaction.max.timeout.ms
     "transactional.id": _Prop(_optional_str, None, "transactional_id"),
     "transaction.timeout.ms": _Prop(_int(1, _MAX_INT), 60000, "transaction_timeout_ms"),
@@ -284,6 +287,8 @@ class ClientConfig:
     enable_idempotence: bool
     max_request_size: int
     delivery_timeout_ms: int
+    buffer_memory: int
+    max_block_ms: int
     transactional_id: str | None
     transaction_timeout_ms: int
     zookeeper: ZooKeeperSettings | None

@@ -1,9 +1,10 @@
 """A producer: per-partition batches, linger, compression, acks, the Java partitioner, optional idempotence.
 
-`send()` appends a record to its partition's open batch and returns a `RecordFuture`. A sender thread
-ships batches that are full or older than ``linger.ms``, one Produce request per leader at a time
-(so retries cannot reorder), retries retriable errors after a metadata refresh until
-``delivery.timeout.ms``, and resolves the futures with the assigned offsets. With
+`send()` appends a record to its partition's open batch and returns a `RecordFuture`; `send_many()` appends
+many records at once, into the same batches, and returns one `SentRecords`. Both wait while the queued records
+take ``buffer.memory`` bytes (at most ``max.block.ms``). A sender thread ships batches that are full or older
+than ``linger.ms``, one Produce request per leader at a time (so retries cannot reorder), retries retriable
+errors after a metadata refresh until ``delivery.timeout.ms``, and resolves the futures with the assigned offsets. With
 ``enable.idempotence`` the broker drops duplicates of retried batches by producer id and sequence. With
 ``transactional.id`` records are written inside transactions (`init_transactions`, `begin_transaction`,
 `commit_transaction`, `abort_transaction`; see `client/transactions.py`).
@@ -14,13 +15,26 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from functools import partial
+from itertools import repeat
 from typing import Any
 
+import numpy as np
+
+from kafka_spark.client import send_plan
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.connection import BrokerConnection, InFlight, broker_error
+from kafka_spark.client.delivery import (
+    BATCH_OVERHEAD,
+    QueuedBatch,
+    RecordFuture,
+    RecordMetadata,
+    SentRecords,
+    Span,
+)
 from kafka_spark.client.errors import ProducerError, TransactionError, TransactionFencedError
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.partitioner import StickyPartitioner
@@ -39,61 +53,8 @@ log = logging.getLogger(__name__)
 
 # record overhead estimate (v2 varints, attributes, deltas) for sizing batches before encoding
 _RECORD_OVERHEAD = 21
-_BATCH_OVERHEAD = 61
+_HEADER_OVERHEAD = 4
 DUPLICATE_SEQUENCE_NUMBER = 46
-
-
-@dataclass(frozen=True)
-class RecordMetadata:
-    """Where a record was written; `offset` is -1 with acks=0."""
-
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-
-
-class RecordFuture:
-    """The outcome of one `send()`: `get()` waits for the `RecordMetadata` or raises the delivery error."""
-
-    # A record's future is its batch plus an index: one event per batch, not per record, keeps send() cheap.
-    __slots__ = ("_batch", "_index")
-
-    def __init__(self, batch: _Batch, index: int) -> None:
-        self._batch = batch
-        self._index = index
-
-    @property
-    def done(self) -> bool:
-        """True once delivered or failed."""
-        return self._batch.done.is_set()
-
-    def get(self, timeout: float | None = None) -> RecordMetadata:
-        """The record's metadata; raises its delivery error, or TimeoutError."""
-        batch = self._batch
-        if not batch.done.wait(timeout):
-            raise TimeoutError("the record was not acknowledged in time")
-        if batch.error is not None:
-            raise batch.error
-        offset = batch.base_offset + self._index if batch.base_offset >= 0 else -1
-        ts = batch.append_time if batch.append_time >= 0 else batch.records[self._index].timestamp_ms
-        return RecordMetadata(batch.tp.topic, batch.tp.partition, offset, ts)
-
-
-@dataclass
-class _Batch:
-    tp: TopicPartition
-    created: float
-    records: list[OutgoingRecord] = field(default_factory=list)
-    size: int = _BATCH_OVERHEAD
-    attempts: int = 0
-    base_sequence: int = -1
-    encoded: bytes | None = None
-    retry_at: float = 0.0
-    done: threading.Event = field(default_factory=threading.Event)
-    error: BaseException | None = None
-    base_offset: int = -1
-    append_time: int = -1
 
 
 class Producer:
@@ -111,11 +72,15 @@ class Producer:
             self.cluster, self._owns_cluster = Cluster(config), True
         self.config = self.cluster.config
         self._partitioner = StickyPartitioner()
-        self._batches: dict[TopicPartition, _Batch] = {}
-        self._ready: list[_Batch] = []
+        self._batches: dict[TopicPartition, QueuedBatch] = {}
+        self._ready: list[QueuedBatch] = []
         self._cond = threading.Condition()
         self._closed = False
         self._unsent = 0
+        self._buffered = 0  # bytes of queued records and their batches (the size estimate), for back-pressure
+        # A caller faster than the brokers would otherwise queue a whole Spark task in memory.
+        self.buffer_memory = self.config.buffer_memory
+        self._max_block = self.config.max_block_ms / 1000
         self._max_age = self.config.metadata_max_age_ms / 1000
         self._backoff = Backoff(self.config.retry_backoff_ms, self.config.retry_backoff_max_ms)
         self._producer_id = -1
@@ -148,50 +113,173 @@ class Producer:
         info = self.cluster.metadata.topic(topic)
         if info is not None and not info.error_code and time.monotonic() - info.updated < self._max_age:
             return len(info.partitions)
-        return len(self.cluster.topics([topic])[topic].partitions)
+        # As the Java producer's send(): the metadata wait ends at max.block.ms, not default.api.timeout.ms.
+        with retries_end_within(self._max_block):
+            return len(self.cluster.topics([topic])[topic].partitions)
 
     def send(self, topic: str, value: bytes | None, key: bytes | None = None,
              headers: Sequence[tuple[str, bytes | None]] = (), partition: int | None = None,
              timestamp_ms: int | None = None) -> RecordFuture:
         """Queue one record; the future resolves once the broker acknowledged it (per ``acks``)."""
+        self._check_open()
+        if partition is None:
+            partition = self.partition_for(topic, key)
+        else:
+            self._check_partition(topic, partition, self._partition_count(topic))
+        pairs = tuple(headers)
+        size = _record_size(len(key or b""), len(value or b""), _headers_size(pairs) if pairs else 0)
+        self._check_size(size)
+        record = (key, value, pairs, _now_ms() if timestamp_ms is None else timestamp_ms)
+        spans: list[Span] = []
+        with self._cond:
+            self._wait_for_room(size)
+            self._append(TopicPartition(topic, partition), [record], [0, size], 0, 1, range(1), spans)
+            self._cond.notify_all()
+        batch, index, _ = spans[0]
+        return RecordFuture(batch, index)
+
+    def send_many(self, topic: str | Sequence[str], values: Sequence[bytes | None],
+                  keys: Sequence[bytes | None] | None = None, partitions: Sequence[int | None] | None = None,
+                  headers: Sequence[Sequence[tuple[str, bytes | None]] | None] | None = None,
+                  timestamp_ms: int | None = None) -> SentRecords:
+        """Queue many records as one `send()` per record would (same partitions, batches and errors), with one
+        lock and one wake-up of the sender. `topic` is one topic or one per record; `keys`, `partitions` and
+        `headers` are None or one entry per record. Every record is checked before any is queued: on an error
+        (the one the first bad record's send() raises) none of them is; without `timestamp_ms` all get the
+        time of the call."""
+        count = len(values)
+        for name, column in (("keys", keys), ("partitions", partitions), ("headers", headers),
+                             ("topics", None if isinstance(topic, str) else topic)):
+            if column is not None and len(column) != count:
+                raise ValueError(f"{name} has {len(column)} entries for {count} values")
+        if not count:
+            return SentRecords([], 0)
+        self._check_open()
+        pairs = None if headers is None else [tuple(h) if h else () for h in headers]
+        records = list(zip(repeat(None) if keys is None else keys, values, repeat(()) if pairs is None else pairs,
+                           repeat(_now_ms() if timestamp_ms is None else timestamp_ms)))
+        sizes = _record_size(0 if keys is None else send_plan.lengths(keys), send_plan.lengths(values),
+                             0 if pairs is None else np.fromiter(map(_headers_size, pairs), np.int64, count))
+        groups, runs = send_plan.by_topic(topic, count)
+        plans: dict[str, send_plan.TopicPlan] = {}
+        errors: list[tuple[int, int, BaseException]] = []  # (record, step of send() that raises, error)
+        for name, positions in groups.items():
+            try:
+                plans[name] = self._plan(name, positions, records, sizes, keys, partitions, errors)
+            except KafkaSparkError as exc:  # the topic's first record would raise it
+                errors.append((0 if positions is None else int(positions[0]), 0, exc))
+        too_large = send_plan.first(sizes + BATCH_OVERHEAD > self.config.max_request_size)
+        if too_large is not None:
+            errors.append((too_large, 2, self._size_error(int(sizes[too_large]))))
+        if errors:
+            raise min(errors, key=lambda e: e[:2])[2]
+        spans: list[Span] = []
+        with self._cond:
+            self._wait_for_room(int(sizes.sum()))
+            for name, lo, hi in runs:
+                plan = plans[name]
+                plan.queue(lo, hi, self._append, partial(self._partitioner.partition, name, None, plan.count), spans)
+            self._cond.notify_all()
+        return SentRecords(spans, count)
+
+    def _plan(self, topic: str, positions: np.ndarray | None, records: list[OutgoingRecord], sizes: np.ndarray,
+              keys: Sequence[bytes | None] | None, partitions: Sequence[int | None] | None,
+              errors: list[tuple[int, int, BaseException]]) -> send_plan.TopicPlan:
+        # one topic's records: partitions by key or as given (bad ones reported in `errors`), STICKY otherwise
+        def pick(column: Sequence[Any]) -> Sequence[Any]:
+            return column if positions is None else [column[i] for i in positions.tolist()]
+
+        count = self._partition_count(topic)
+        n = len(records) if positions is None else len(positions)
+        parts = np.full(n, send_plan.STICKY, dtype=np.int64) if keys is None else \
+            send_plan.key_partitions(pick(keys), count)
+        if partitions is not None:
+            numbers, given = send_plan.explicit_partitions(pick(partitions))
+            bad = send_plan.first(given & ((numbers < 0) | (numbers >= count)))
+            if bad is not None:
+                where = bad if positions is None else int(positions[bad])
+                errors.append((where, 1, self._partition_error(topic, int(numbers[bad]), count)))
+            parts = np.where(given, numbers, parts)
+        return send_plan.TopicPlan(topic, count, pick(records), sizes if positions is None else sizes[positions],
+                                   parts, np.arange(n) if positions is None else positions)
+
+    def _check_open(self) -> None:
+        self._check_running()
+        if self._txn is not None:
+            self._txn.require_open()
+
+    def _check_running(self) -> None:
         if self._closed:
             raise ProducerError("the producer is closed")
         if self._sender_error is not None:
             raise ProducerError(f"the producer's sender stopped: {self._sender_error}")
-        if self._txn is not None:
-            self._txn.require_open()
-        if partition is None:
-            partition = self.partition_for(topic, key)
-        else:
-            count = self._partition_count(topic)
-            if not 0 <= partition < count:
-                raise ProducerError(f"{topic} has partitions 0..{count - 1}, not {partition}")
-        record = OutgoingRecord(key, value, tuple(headers),
-                                int(time.time() * 1000) if timestamp_ms is None else timestamp_ms)
-        size = _RECORD_OVERHEAD + len(key or b"") + len(value or b"")
-        if headers:
-            size += sum(len(k.encode()) + len(v or b"") + 4 for k, v in record.headers)
-        if size + _BATCH_OVERHEAD > self.config.max_request_size:
-            raise ProducerError(f"a record of about {size} bytes exceeds max.request.size="
-                                f"{self.config.max_request_size}")
-        tp = TopicPartition(topic, partition)
-        with self._cond:
-            batch = self._batches.get(tp)
-            if batch is not None and batch.records and batch.size + size > max(self.config.batch_size, 1):
-                self._seal(batch, topic)
-                batch = None
-            if batch is None:
-                batch = self._batches[tp] = _Batch(tp, time.monotonic())
-            future = RecordFuture(batch, len(batch.records))
-            batch.records.append(record)
-            batch.size += size
-            self._unsent += 1
-            if batch.size >= self.config.batch_size:
-                self._seal(batch, topic)
-            self._cond.notify_all()
-        return future
 
-    def _seal(self, batch: _Batch, topic: str) -> None:
+    def _check_partition(self, topic: str, partition: int, count: int) -> None:
+        if not 0 <= partition < count:
+            raise self._partition_error(topic, partition, count)
+
+    @staticmethod
+    def _partition_error(topic: str, partition: int, count: int) -> ProducerError:
+        return ProducerError(f"{topic} has partitions 0..{count - 1}, not {partition}")
+
+    def _check_size(self, size: int) -> None:
+        if size + BATCH_OVERHEAD > self.config.max_request_size:
+            raise self._size_error(size)
+
+    def _size_error(self, size: int) -> ProducerError:
+        return ProducerError(f"a record of about {size} bytes exceeds max.request.size={self.config.max_request_size}")
+
+    def _wait_for_room(self, size: int) -> None:
+        # Under the lock. Back-pressure: while the queue holds buffer_memory, wait for deliveries; a call bigger
+        # than the whole buffer still goes once the queue is empty. Lingering batches are sealed to go out now.
+        deadline = None
+        while self._buffered and self._buffered + size > self.buffer_memory:
+            self._check_running()
+            deadline = deadline or time.monotonic() + self._max_block
+            if time.monotonic() >= deadline:
+                raise ProducerError(f"no room for {size} bytes of records within max.block.ms="
+                                    f"{self.config.max_block_ms}: {self._buffered} of buffer.memory="
+                                    f"{self.buffer_memory} bytes are queued and undelivered")
+            for batch in list(self._batches.values()):
+                self._seal(batch, batch.tp.topic)
+            self._cond.notify_all()
+            self._cond.wait(0.1)
+
+    def _append(self, tp: TopicPartition, records: Sequence[OutgoingRecord], sums: list[int], start: int, stop: int,
+                positions: range | np.ndarray, spans: list[Span], sticky: bool = False) -> int:
+        """Under the lock: put ``records[start:stop]`` into `tp`'s batches exactly as one send() each would;
+        ``sums[i]`` is the size of ``records[:i]``. With `sticky` (null keys), stop after the record whose append
+        sealed a batch, since the sticky partition moves on then. Returns the index after the last record taken."""
+        limit = max(self.config.batch_size, 1)
+        i = start
+        while i < stop:
+            batch = self._batches.get(tp)
+            sealed = False
+            if batch is not None and batch.records and batch.size + sums[i + 1] - sums[i] > limit:
+                self._seal(batch, tp.topic)  # record i does not fit: it opens the next batch
+                batch, sealed = None, True
+            if batch is None:
+                batch = self._batches[tp] = QueuedBatch(tp, time.monotonic())
+                self._buffered += BATCH_OVERHEAD
+            # Record i goes in, then the ones after it that still fit: one send() each would fill the batch alike.
+            end = i + 1
+            if not (sticky and sealed):
+                end = max(end, bisect_right(sums, sums[i] + limit - batch.size, i + 1, stop + 1) - 1)
+            spans.append((batch, len(batch.records), positions[i:end]))
+            batch.records.extend(records[i:end])
+            added = sums[end] - sums[i]
+            batch.size += added
+            self._buffered += added
+            self._unsent += end - i
+            i = end
+            if batch.size >= self.config.batch_size:
+                self._seal(batch, tp.topic)
+                sealed = True
+            if sticky and sealed:
+                break
+        return i
+
+    def _seal(self, batch: QueuedBatch, topic: str) -> None:
         # called with the lock held: the batch stops taking records and is queued for sending
         if self._batches.get(batch.tp) is batch:
             del self._batches[batch.tp]
@@ -321,15 +409,15 @@ class Producer:
         times += [b.retry_at - now for b in self._ready]
         return max(min(times, default=0.5), 0.001)
 
-    def _take_ready(self) -> list[_Batch]:
+    def _take_ready(self) -> list[QueuedBatch]:
         now = time.monotonic()
         linger = self.config.linger_ms / 1000
         for batch in list(self._batches.values()):
             if now - batch.created >= linger:
                 self._seal(batch, batch.tp.topic)
         # one batch per partition per round, in queue order, and none overtakes a batch awaiting retry
-        ready: list[_Batch] = []
-        keep: list[_Batch] = []
+        ready: list[QueuedBatch] = []
+        keep: list[QueuedBatch] = []
         seen: set[TopicPartition] = set()
         for batch in self._ready:
             if batch.tp in seen or batch.retry_at > now:
@@ -340,18 +428,18 @@ class Producer:
         self._ready = keep
         return ready
 
-    def _send_round(self, batches: list[_Batch]) -> None:
+    def _send_round(self, batches: list[QueuedBatch]) -> None:
         # Metadata and producer-id lookups retry for default.api.timeout.ms; the oldest batch may have less.
         oldest = min((b.created for b in batches), default=time.monotonic())
         with retries_end_within(self.config.delivery_timeout_ms / 1000 - (time.monotonic() - oldest)):
             self._send_round_within(batches)
 
-    def _send_round_within(self, batches: list[_Batch]) -> None:
+    def _send_round_within(self, batches: list[QueuedBatch]) -> None:
         if self._txn is not None:
             batches = self._join_transaction(batches)
         elif self.config.enable_idempotence and self._producer_id < 0:
             self._init_producer_id()
-        by_leader: dict[int, list[_Batch]] = {}
+        by_leader: dict[int, list[QueuedBatch]] = {}
         for batch in batches:
             try:
                 leader = self.cluster.leader(batch.tp).leader
@@ -359,7 +447,7 @@ class Producer:
                 self._failed(batch, exc)
                 continue
             by_leader.setdefault(leader, []).append(batch)
-        sent: list[tuple[BrokerConnection, InFlight, list[_Batch]]] = []
+        sent: list[tuple[BrokerConnection, InFlight, list[QueuedBatch]]] = []
         for leader, group in by_leader.items():
             try:
                 conn = self.cluster.connection(leader)
@@ -379,7 +467,7 @@ class Producer:
                 continue
             self._complete(group, response)
 
-    def _join_transaction(self, batches: list[_Batch]) -> list[_Batch]:
+    def _join_transaction(self, batches: list[QueuedBatch]) -> list[QueuedBatch]:
         # AddPartitionsToTxn before the first batch to a partition; a refusal fails the batches (not the sender)
         assert self._txn is not None
         try:
@@ -390,7 +478,7 @@ class Producer:
             return []
         return batches
 
-    def _produce_body(self, group: Iterable[_Batch]) -> dict[str, Any]:
+    def _produce_body(self, group: Iterable[QueuedBatch]) -> dict[str, Any]:
         topics: dict[str, list[dict[str, Any]]] = {}
         for batch in group:
             batch.attempts += 1
@@ -409,7 +497,7 @@ class Producer:
                            for t, ps in topics.items()],
         }
 
-    def _complete(self, group: list[_Batch], response: Mapping[str, Any]) -> None:
+    def _complete(self, group: list[QueuedBatch], response: Mapping[str, Any]) -> None:
         if self.config.acks == 0:
             for batch in group:
                 self._finish(batch, base_offset=-1)
@@ -435,7 +523,7 @@ class Producer:
                 continue
             self._failed(batch, broker_error(code, f"Produce {batch.tp}", p.get("error_message")))
 
-    def _failed(self, batch: _Batch, error: BaseException) -> None:
+    def _failed(self, batch: QueuedBatch, error: BaseException) -> None:
         age = time.monotonic() - batch.created
         if is_retriable(error) and batch.attempts <= self.config.retries and \
                 age < self.config.delivery_timeout_ms / 1000:
@@ -449,7 +537,7 @@ class Producer:
             return
         self._finish(batch, error=error)
 
-    def _finish(self, batch: _Batch, base_offset: int = -1, append_time: int = -1,
+    def _finish(self, batch: QueuedBatch, base_offset: int = -1, append_time: int = -1,
                 error: BaseException | None = None) -> None:
         batch.error, batch.base_offset, batch.append_time = error, base_offset, append_time
         if error is not None and self._txn is not None and self._txn_error is None:
@@ -457,6 +545,7 @@ class Producer:
         batch.done.set()
         with self._cond:
             self._unsent -= len(batch.records)
+            self._buffered -= batch.size
             self._cond.notify_all()
 
     def _init_producer_id(self) -> None:
@@ -471,3 +560,19 @@ class Producer:
         response = self.cluster.retry("InitProducerId", attempt)
         self._producer_id = response["producer_id"]
         self._producer_epoch = response["producer_epoch"]
+
+
+def _record_size(key_bytes: Any, value_bytes: Any, header_bytes: Any) -> Any:
+    # the batch-size estimate of a record (ints, or numpy arrays for many records)
+    return _RECORD_OVERHEAD + key_bytes + value_bytes + header_bytes
+
+
+def _headers_size(headers: Sequence[tuple[str, bytes | None]]) -> int:
+    return sum(len(k.encode()) + len(v or b"") + _HEADER_OVERHEAD for k, v in headers)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+__all__ = ["Producer", "RecordFuture", "RecordMetadata", "SentRecords"]

@@ -37,6 +37,8 @@ _CONTROL_VALUE = struct.Struct(">hi")
 
 
 def _normalise(record: RecordLike) -> tuple[bytes | None, bytes | None, Headers, int]:
+    if type(record) is tuple and len(record) == 4 and type(record[2]) is tuple and record[3] is not None:
+        return record  # already (key, value, headers, timestamp): the producer's records, kept as they are
     if isinstance(record, tuple):
         key, value, *rest = record
         headers = rest[0] if rest else ()
@@ -120,24 +122,63 @@ def encode_control_batch(
 def encode_record(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
                   headers: Headers) -> bytes:
     """One v2 record, length prefix included."""
-    body = bytearray(b"\x00")
-    body += encode_varint(timestamp_delta)
-    body += encode_varint(offset_delta)
-    _varint_bytes(body, key)
-    _varint_bytes(body, value)
-    body += encode_varint(len(headers))
+    return b"".join(_record_parts(offset_delta, timestamp_delta, key, value, headers))
+
+
+# Zigzag varints of 0..4095 (1-2 bytes): lengths, offset deltas and equal timestamps of typical records are
+# looked up rather than encoded, which makes up most of a record's encoding cost in Python.
+_VARINTS = tuple(encode_varint(i) for i in range(4096))
+_NULL = b"\x01"  # zigzag(-1): a null key or value
+_NO_HEADERS = b"\x00"
+_ATTRIBUTES = b"\x00"
+
+
+def _varint(number: int) -> bytes:
+    return _VARINTS[number] if 0 <= number < 4096 else encode_varint(number)
+
+
+def _record_parts(offset_delta: int, timestamp_delta: int, key: bytes | None, value: bytes | None,
+                  headers: Headers) -> tuple[bytes, ...]:
+    # the pieces of one record, length prefix first: batches join the pieces of all their records at once
+    ts = _VARINTS[timestamp_delta] if 0 <= timestamp_delta < 4096 else encode_varint(timestamp_delta)
+    offset = _VARINTS[offset_delta] if 0 <= offset_delta < 4096 else encode_varint(offset_delta)
+    if key is None:
+        key, key_length = b"", _NULL
+    else:
+        key_length = _VARINTS[len(key)] if len(key) < 4096 else encode_varint(len(key))
+    if value is None:
+        value, value_length = b"", _NULL
+    else:
+        value_length = _VARINTS[len(value)] if len(value) < 4096 else encode_varint(len(value))
+    tail = _headers_bytes(headers) if headers else _NO_HEADERS
+    size = 1 + len(ts) + len(offset) + len(key_length) + len(key) + len(value_length) + len(value) + len(tail)
+    return (_varint(size), _ATTRIBUTES, ts, offset, key_length, key, value_length, value, tail)
+
+
+def _headers_bytes(headers: Headers) -> bytes:
+    out = bytearray(_varint(len(headers)))
     for header_key, header_value in headers:
-        _varint_bytes(body, header_key.encode("utf-8"))
-        _varint_bytes(body, header_value)
-    return encode_varint(len(body)) + bytes(body)
+        _varint_bytes(out, header_key.encode("utf-8"))
+        _varint_bytes(out, header_value)
+    return bytes(out)
 
 
 def _varint_bytes(out: bytearray, data: bytes | None) -> None:
     if data is None:
-        out += b"\x01"  # zigzag(-1)
+        out += _NULL
     else:
-        out += encode_varint(len(data))
+        out += _varint(len(data))
         out += data
+
+
+def _records_body(items: list[tuple[bytes | None, bytes | None, Headers, int]], deltas: list[int],
+                  base_ts: int) -> bytes:
+    # one join over every record's pieces: no per-record bytes objects in between
+    parts: list[bytes] = []
+    extend = parts.extend
+    for (key, value, headers, ts), delta in zip(items, deltas, strict=True):
+        extend(_record_parts(delta, ts - base_ts, key, value, headers))
+    return b"".join(parts)
 
 
 def _encode_v2(
@@ -162,10 +203,7 @@ def _encode_v2(
         max_ts = log_append_time
     else:
         max_ts = max((item[3] for item in items), default=NO_TIMESTAMP)
-    body = b"".join(
-        encode_record(delta, ts - base_ts, key, value, headers)
-        for (key, value, headers, ts), delta in zip(items, deltas, strict=True)
-    )
+    body = _records_body(items, deltas, base_ts)
     if codec != Compression.NONE:
         body = compress(codec, body, magic=MAGIC_V2, xerial=xerial_snappy, level=level)
     attributes = int(codec) | (TIMESTAMP_TYPE_MASK if timestamp_type == TimestampType.LOG_APPEND_TIME else 0)

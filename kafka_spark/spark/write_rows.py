@@ -10,23 +10,26 @@ from kafka_spark.errors import ConfigError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from kafka_spark.client.producer import Producer, RecordFuture
+    from kafka_spark.client.producer import Producer, SentRecords
 
-# Futures kept before the delivered ones are dropped: bounds memory on large tasks.
+# Records sent before the delivered calls are dropped: bounds memory on large tasks.
 _PRUNE_EVERY = 65536
 
 
 def produce_rows(producer: Producer, batches: Iterable[pa.RecordBatch], topic: str | None) -> int:
     """Send every row, flush, and raise the first delivery error (as Spark's sink fails the task); the count."""
     count = 0
-    futures: list[RecordFuture] = []
+    since_prune = 0
+    sent: list[SentRecords] = []
     for batch in batches:
-        count += _send_batch(producer, batch, topic, futures)
-        if len(futures) >= _PRUNE_EVERY:
-            futures = _undelivered(futures)
+        rows = _send_batch(producer, batch, topic, sent)
+        count += rows
+        since_prune += rows
+        if since_prune >= _PRUNE_EVERY:
+            sent, since_prune = _undelivered(sent), 0
     producer.flush()
-    for future in futures:
-        future.get()
+    for records in sent:
+        records.get()
     return count
 
 
@@ -37,28 +40,32 @@ def first_topic(batch: pa.RecordBatch, topic: str | None) -> str | None:
     return batch.column("topic")[0].as_py()
 
 
-def _undelivered(futures: list[RecordFuture]) -> list[RecordFuture]:
-    for future in futures:
-        if future.done:
-            future.get()  # raises a delivery error now rather than after the rest of the task
-    return [f for f in futures if not f.done]
+def _undelivered(sent: list[SentRecords]) -> list[SentRecords]:
+    for records in sent:
+        if records.done:
+            records.get()  # raises a delivery error now rather than after the rest of the task
+    return [r for r in sent if not r.done]
 
 
-def _send_batch(producer: Producer, batch: pa.RecordBatch, topic: str | None,
-                futures: list[RecordFuture]) -> int:
+def _send_batch(producer: Producer, batch: pa.RecordBatch, topic: str | None, sent: list[SentRecords]) -> int:
+    # one send_many() per Arrow batch: the producer queues the rows as one send() per row would
     rows = batch.num_rows
+    if not rows:
+        return 0
     names = batch.schema.names
-    topics = [topic] * rows if topic is not None else batch.column("topic").to_pylist()
-    keys = _bytes_column(batch, "key") if "key" in names else [None] * rows
-    values = _bytes_column(batch, "value")
-    partitions = batch.column("partition").to_pylist() if "partition" in names else [None] * rows
-    headers = batch.column("headers").to_pylist() if "headers" in names else [None] * rows
-    for t, k, v, p, h in zip(topics, keys, values, partitions, headers, strict=True):
-        if t is None:
+    if topic is None:
+        column = batch.column("topic")
+        if column.null_count:
             raise ConfigError("The Kafka message data sent to the producer contains a null topic. Use the `topic` "
                               "option for setting a default topic.")
-        pairs = [(e["key"], e["value"]) for e in h] if h else ()
-        futures.append(producer.send(t, v, key=k, headers=pairs, partition=p))
+        topics: str | list[str] = column.to_pylist()
+    else:
+        topics = topic
+    keys = _bytes_column(batch, "key") if "key" in names else None
+    partitions = batch.column("partition").to_pylist() if "partition" in names else None
+    headers = _headers(batch.column("headers")) if "headers" in names else None
+    sent.append(producer.send_many(topics, _bytes_column(batch, "value"), keys=keys, partitions=partitions,
+                                   headers=headers))
     return rows
 
 
@@ -70,3 +77,7 @@ def _bytes_column(batch: pa.RecordBatch, name: str) -> list[bytes | None]:
         # Strings go out as their UTF-8 bytes, as Spark's sink casts them to binary.
         column = column.cast(pa.binary())
     return column.to_pylist()
+
+
+def _headers(column: pa.Array) -> list[list[tuple[str, bytes | None]] | None]:
+    return [[(e["key"], e["value"]) for e in h] if h else None for h in column.to_pylist()]

@@ -1,20 +1,50 @@
-"""The Java producer's murmur2 partitioner, with kafka-python as the oracle, and the range assignor."""
+"""The Java producer's murmur2 partitioner, with kafka-python as the oracle, its vectorised form against the
+scalar one, and the range assignor."""
 
 from __future__ import annotations
 
-from hypothesis import given
+import numpy as np
+import pyarrow as pa
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.partitioner.default import murmur2 as oracle_murmur2
 
 from kafka_spark.client.assignor import range_assign
+from kafka_spark.client.murmur_vector import murmur2_buffers, murmur2_many
 from kafka_spark.client.partitioner import StickyPartitioner, murmur2, partition_for_key
+from kafka_spark.client.send_plan import STICKY, key_partitions
+
+GOLDEN = {b"21": -973932308, b"foobar": -790332482, b"": 275646681}  # Java's Utils.murmur2
 
 
 def test_known_java_vectors():
-    # values computed by Java's Utils.murmur2
-    assert murmur2(b"21") == -973932308
-    assert murmur2(b"foobar") == -790332482
-    assert murmur2(b"") == 275646681
+    assert {key: murmur2(key) for key in GOLDEN} == GOLDEN
+    assert murmur2_many(list(GOLDEN)).tolist() == list(GOLDEN.values())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=300), max_size=400))
+def test_vectorised_murmur2_equals_the_scalar_one(keys):
+    hashes = murmur2_many(keys)
+    assert hashes.dtype == np.int32
+    assert hashes.tolist() == [murmur2(k) for k in keys]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.binary(max_size=40), min_size=1, max_size=60), st.data())
+def test_vectorised_murmur2_reads_arrow_buffers_of_a_slice(keys, data):
+    start = data.draw(st.integers(0, len(keys) - 1))
+    column = pa.array(keys, pa.binary()).slice(start)
+    _, offsets, values = column.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int32)[column.offset:column.offset + len(column) + 1]
+    assert murmur2_buffers(np.frombuffer(values, dtype=np.uint8), offsets).tolist() == \
+        [murmur2(k) for k in keys[start:]]
+
+
+@given(st.lists(st.one_of(st.none(), st.binary(max_size=20)), max_size=50), st.integers(1, 1000))
+def test_key_partitions_follow_the_java_formula_and_leave_null_keys_to_the_sticky_partitioner(keys, n):
+    expected = [STICKY if k is None else (oracle_murmur2(k) & 0x7FFFFFFF) % n for k in keys]
+    assert key_partitions(keys, n).tolist() == expected
 
 
 @given(st.binary(max_size=64))
