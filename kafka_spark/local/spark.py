@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 from collections.abc import Mapping
 
 from kafka_spark.local.jars import spark_jars
+from kafka_spark.local.worker_python import worker_python
 from kafka_spark.spark.redaction import OPTIONS_REGEX_CONF, redaction_regex
 
 DELTA_CONFIGS = {
@@ -28,8 +28,10 @@ def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str
         # Delta's default of 50 partitions for log replay dominates small local tables.
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.sql.session.timeZone": "UTC",
-        "spark.pyspark.python": sys.executable,
-        "spark.pyspark.driver.python": sys.executable,
+        # this interpreter, importing the installed PySpark rather than Spark's zipped copy (worker_python.py);
+        # the driver's setting also starts the processes that look data sources up, plan them and run streams
+        "spark.pyspark.python": worker_python(),
+        "spark.pyspark.driver.python": worker_python(),
         "spark.sql.warehouse.dir": os.path.join(tempfile.gettempdir(), "kafka-spark-warehouse"),
         # plans show source options; Spark's default patterns miss e.g. kafka.ssl.keystore.key
         OPTIONS_REGEX_CONF: redaction_regex(None),
@@ -46,15 +48,16 @@ def local_spark(app_name: str = "kafka-spark", master: str = "local[2]",
 
     An object store's settings go in `extra` as `spark.hadoop.fs.s3a.*` (see `S3Server.spark_conf`).
 
-    Executors run this interpreter (`PYSPARK_PYTHON`), the one that has kafka_spark installed. On a Databricks
+    Executors run this interpreter (`PYSPARK_PYTHON`), the one that has kafka_spark installed, through
+    `worker_python()` so that they import the installed PySpark, not Spark's zip. On a Databricks
     cluster it returns the cluster's session, which has its own Spark, Delta and Python set-up.
     """
     from pyspark.sql import SparkSession
 
     if os.environ.get("DATABRICKS_RUNTIME_VERSION"):
         return SparkSession.builder.getOrCreate()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_PYTHON", worker_python())
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", worker_python())
 
     builder = SparkSession.builder.appName(app_name)
     for k, v in {**local_spark_configs(master), **(extra or {})}.items():

@@ -1,0 +1,76 @@
+"""The interpreter local sessions give Spark for its Python workers: this one, minus Spark's zipped PySpark.
+
+Spark starts every Python process with `$SPARK_HOME/python/lib/pyspark.zip` first on PYTHONPATH. A zip
+holds no compiled bytecode, so each new process compiles PySpark's modules again: 0.4-0.5 s before a
+stream's source process (one per query, started fresh) answers its first call, on every query start.
+When that zip is the one inside the installed `pyspark` package, it is the same code as the package:
+the launcher drops it from PYTHONPATH, and the process imports the installed, compiled copy instead.
+Any other PYTHONPATH entry, and a zip of another Spark (a SPARK_HOME elsewhere), are left alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+_SCRIPT = """#!/bin/sh
+# Written by kafka_spark.local.worker_python: runs {python} with PYSPARK_ZIP left out of PYTHONPATH.
+PYSPARK_ZIP={zip}
+kept=
+set -f
+IFS=:
+for entry in $PYTHONPATH; do
+  [ "$entry" = "$PYSPARK_ZIP" ] || kept=${{kept:+$kept:}}$entry
+done
+unset IFS
+set +f
+if [ -n "$kept" ]; then export PYTHONPATH="$kept"; else unset PYTHONPATH; fi
+exec {python} "$@"
+"""
+
+
+def installed_pyspark_zip() -> Path | None:
+    """The `pyspark.zip` shipped inside the installed pyspark package, if it is installed as files."""
+    try:
+        import pyspark
+    except ImportError:
+        return None
+    package = Path(pyspark.__file__).parent
+    zipped = package / "python" / "lib" / "pyspark.zip"
+    return zipped if package.is_dir() and zipped.is_file() else None
+
+
+def launcher_text(python: str, zipped: Path) -> str:
+    """The shell launcher that runs `python` without `zipped` on PYTHONPATH."""
+    return _SCRIPT.format(python=shlex.quote(python), zip=shlex.quote(str(zipped)))
+
+
+@functools.cache
+def worker_python(directory: str | None = None) -> str:
+    """A launcher for this interpreter that imports the installed PySpark, or `sys.executable` when there is
+    no such zip or the launcher cannot run here (e.g. a temp dir mounted noexec)."""
+    zipped = installed_pyspark_zip()
+    if zipped is None:
+        return sys.executable
+    text = launcher_text(sys.executable, zipped)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+    folder = Path(directory or tempfile.gettempdir()) / f"kafka-spark-{os.getuid()}"
+    path = folder / f"python-{digest}"
+    try:
+        if not path.is_file() or path.read_text() != text:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            partial = path.with_name(f"{path.name}.{os.getpid()}")
+            partial.write_text(text)
+            partial.chmod(0o755)
+            partial.replace(path)
+        env = {**os.environ, "PYTHONPATH": str(zipped)}
+        ran = subprocess.run([str(path), "-c", "import sys"], env=env, capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return sys.executable
+    return str(path) if ran.returncode == 0 else sys.executable
