@@ -74,3 +74,8 @@ def worker_python(directory: str | None = None) -> str:
     except (OSError, subprocess.SubprocessError):
         return sys.executable
     return str(path) if ran.returncode == 0 else sys.executable
+
+
+if __name__ == "__main__":
+    # For sessions built elsewhere: PYSPARK_PYTHON=$(python -m kafka_spark.local.worker_python)
+    print(worker_python())

@@ -82,3 +82,4 @@ def test_local_sessions_use_it() -> None:
 
     conf = local_spark_configs(jars=False)
     assert conf["spark.pyspark.python"] == conf["spark.pyspark.driver.python"] == worker_python()
+    assert conf["spark.python.unix.domain.socket.enabled"] == "true"
