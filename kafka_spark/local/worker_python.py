@@ -54,7 +54,7 @@ def launcher_text(python: str, zipped: Path) -> str:
 @functools.cache
 def worker_python(directory: str | None = None) -> str:
     """A launcher for this interpreter that imports the installed PySpark, or `sys.executable` when there is
-    no such zip or the launcher cannot run here (e.g. a temp dir mounted noexec)."""
+    no such zip, its folder is writable by others, or the launcher cannot run here (a temp dir mounted noexec)."""
     zipped = installed_pyspark_zip()
     if zipped is None:
         return sys.executable
@@ -63,8 +63,11 @@ def worker_python(directory: str | None = None) -> str:
     folder = Path(directory or tempfile.gettempdir()) / f"kafka-spark-{os.getuid()}"
     path = folder / f"python-{digest}"
     try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        owner = folder.stat()
+        if owner.st_uid != os.getuid() or owner.st_mode & 0o022:
+            return sys.executable  # a shared temp dir where someone else could swap the launcher
         if not path.is_file() or path.read_text() != text:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             partial = path.with_name(f"{path.name}.{os.getpid()}")
             partial.write_text(text)
             partial.chmod(0o755)

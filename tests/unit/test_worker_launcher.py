@@ -83,3 +83,12 @@ def test_local_sessions_use_it() -> None:
     conf = local_spark_configs(jars=False)
     assert conf["spark.pyspark.python"] == conf["spark.pyspark.driver.python"] == worker_python()
     assert conf["spark.python.unix.domain.socket.enabled"] == "true"
+
+
+def test_a_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
+    shared = tmp_path / f"kafka-spark-{os.getuid()}"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert worker_python(str(tmp_path)) == sys.executable
+    shared.chmod(0o700)
+    assert worker_python.__wrapped__(str(tmp_path)) != sys.executable
