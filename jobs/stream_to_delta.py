@@ -196,10 +196,17 @@ class Watch:
         self.committed: dict[int, LoadResult] = {}
         self.shown: set[int] = set()
         self.lock = threading.Lock()
+        # Set when a stop is asked for: called once, on a thread of its own, right after the next commit.
+        self.stop_after_commit: Any = None
 
     def on_commit(self, batch_id: int, result: LoadResult) -> None:
         with self.lock:
             self.committed[batch_id] = result
+            stop, self.stop_after_commit = self.stop_after_commit, None
+        if stop is not None:
+            # Stopping here, as the micro-batch returns, lands before the next one starts Python tasks:
+            # cancelling running Python tasks makes PySpark's daemon print their workers' broken pipes.
+            threading.Thread(target=stop, name="stop-after-commit", daemon=True).start()
 
     def show(self, progress: list[Any], final: bool = False) -> None:
         by_batch = {p.batchId: p for p in progress}
@@ -237,11 +244,15 @@ def run_query(query: Any, watch: Watch, stop: StopRequest, note: Notes) -> str:
             # Only the trigger running now: a busy stream starts the next one at once, so waiting for
             # an idle moment could last until the grace period ends.
             deadline = time.monotonic() + STOP_GRACE_SECONDS
-            running = query.status["isTriggerActive"]
+            watch.stop_after_commit = query.stop
             last = _last_batch_id(query)
-            while running and query.isActive and time.monotonic() < deadline:
-                time.sleep(0.2)
-                running = query.status["isTriggerActive"] and _last_batch_id(query) == last
+            # The micro-batch in flight stops the query after its commit (Watch.on_commit); a trigger that
+            # had no data, or none running, means an idle moment: stop then.
+            while query.isActive and time.monotonic() < deadline:
+                if not query.status["isTriggerActive"] or _last_batch_id(query) != last:
+                    break
+                time.sleep(0.02)
+            watch.stop_after_commit = None
             query.stop()
             watch.show(query.recentProgress, final=True)
             return "stopped"
