@@ -28,9 +28,6 @@ def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str
         # Delta's default of 50 partitions for log replay dominates small local tables.
         "spark.databricks.delta.snapshotPartitions": "2",
         "spark.sql.session.timeZone": "UTC",
-        # Over TCP each Python task waits ~40 ms for its input (Nagle's algorithm against delayed ACKs on the
-        # JVM's small writes): a Unix socket takes ~35 ms off every Python task, ~0.1 s off every micro-batch.
-        "spark.python.unix.domain.socket.enabled": "true",
         # this interpreter, importing the installed PySpark rather than Spark's zipped copy (worker_python.py);
         # the driver's setting also starts the processes that look data sources up, plan them and run streams
         "spark.pyspark.python": worker_python(),

@@ -1,6 +1,5 @@
 """In a local session every Python process Spark starts imports the installed PySpark, not Spark's zip (the
-executors' workers and a stream's source process, started fresh for each query), and the workers talk to the
-JVM over a Unix socket, not TCP."""
+executors' workers and a stream's source process, started fresh for each query)."""
 
 from __future__ import annotations
 
@@ -56,28 +55,3 @@ def test_a_stream_source_process_imports_the_installed_pyspark(spark, tmp_path: 
     assert offsets and {o["file"] for o in offsets} == {PACKAGE_INIT}
 
 
-
-def test_executor_workers_talk_to_the_jvm_over_a_unix_socket(spark) -> None:
-    def socket_families(_: int) -> list[str]:
-        # This worker's sockets, by family, from /proc (Linux). Defined here to travel by value.
-        import os
-
-        inodes = set()
-        for fd in os.listdir("/proc/self/fd"):
-            try:
-                target = os.readlink(f"/proc/self/fd/{fd}")
-            except OSError:
-                continue
-            if target.startswith("socket:["):
-                inodes.add(target[8:-1])
-        found = []
-        for family, table, column in (("unix", "/proc/net/unix", 6), ("tcp", "/proc/net/tcp", 9),
-                                      ("tcp6", "/proc/net/tcp6", 9)):
-            with open(table) as f:
-                rows = [line.split() for line in f.read().splitlines()[1:]]
-            found += [family for row in rows if len(row) > column and row[column] in inodes]
-        return sorted(found)
-
-    families = spark.sparkContext.parallelize(range(2), 2).map(socket_families).collect()
-    for found in families:
-        assert "unix" in found and not {"tcp", "tcp6"} & set(found), families

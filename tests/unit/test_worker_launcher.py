@@ -82,7 +82,6 @@ def test_local_sessions_use_it() -> None:
 
     conf = local_spark_configs(jars=False)
     assert conf["spark.pyspark.python"] == conf["spark.pyspark.driver.python"] == worker_python()
-    assert conf["spark.python.unix.domain.socket.enabled"] == "true"
 
 
 def test_a_folder_others_can_write_is_not_used(tmp_path: Path) -> None:
