@@ -41,9 +41,8 @@ def installed_pyspark_zip() -> Path | None:
         import pyspark
     except ImportError:
         return None
-    package = Path(pyspark.__file__).parent
-    zipped = package / "python" / "lib" / "pyspark.zip"
-    return zipped if package.is_dir() and zipped.is_file() else None
+    zipped = Path(pyspark.__file__).parent / "python" / "lib" / "pyspark.zip"
+    return zipped if zipped.is_file() else None
 
 
 def launcher_text(python: str, zipped: Path) -> str:

@@ -53,5 +53,3 @@ def test_a_stream_source_process_imports_the_installed_pyspark(spark, tmp_path: 
     assert query.exception() is None
     offsets = [json.loads(p.sources[0].endOffset) for p in query.recentProgress if p.sources[0].endOffset]
     assert offsets and {o["file"] for o in offsets} == {PACKAGE_INIT}
-
-
