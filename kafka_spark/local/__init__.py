@@ -1,29 +1,31 @@
 """Real local servers for demos, notebooks and tests: Kafka (KRaft and ZooKeeper mode), ZooKeeper, S3, Spark.
 
 Everything binds to 127.0.0.1 on free ports with a fresh data directory, and is stopped by its owner.
+Names are loaded on first use: Spark's Python worker daemon imports `kafka_spark.local.python_daemon`, and
+should not pay for the servers' modules.
 """
 
-from kafka_spark.local.cluster import KafkaCluster
-from kafka_spark.local.jars import cache_dir, classpath, ensure_jars, spark_jars
-from kafka_spark.local.kafka import KafkaNode, start_kafka
-from kafka_spark.local.kafka39 import Kafka39Broker, start_kafka39
-from kafka_spark.local.s3 import S3Server, start_s3
-from kafka_spark.local.tools import KafkaTools
-from kafka_spark.local.zookeeper import ZooKeeperEnsemble, ZooKeeperServer
+from __future__ import annotations
 
-__all__ = [
-    "Kafka39Broker",
-    "KafkaCluster",
-    "KafkaNode",
-    "KafkaTools",
-    "S3Server",
-    "ZooKeeperEnsemble",
-    "ZooKeeperServer",
-    "cache_dir",
-    "classpath",
-    "ensure_jars",
-    "spark_jars",
-    "start_kafka",
-    "start_kafka39",
-    "start_s3",
-]
+from kafka_spark.lazy import lazy_exports
+
+_EXPORTS = {
+    "KafkaCluster": "kafka_spark.local.cluster",
+    "cache_dir": "kafka_spark.local.jars",
+    "classpath": "kafka_spark.local.jars",
+    "ensure_jars": "kafka_spark.local.jars",
+    "spark_jars": "kafka_spark.local.jars",
+    "KafkaNode": "kafka_spark.local.kafka",
+    "start_kafka": "kafka_spark.local.kafka",
+    "Kafka39Broker": "kafka_spark.local.kafka39",
+    "start_kafka39": "kafka_spark.local.kafka39",
+    "S3Server": "kafka_spark.local.s3",
+    "start_s3": "kafka_spark.local.s3",
+    "KafkaTools": "kafka_spark.local.tools",
+    "ZooKeeperEnsemble": "kafka_spark.local.zookeeper",
+    "ZooKeeperServer": "kafka_spark.local.zookeeper",
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

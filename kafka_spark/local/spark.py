@@ -7,7 +7,7 @@ import tempfile
 from collections.abc import Mapping
 
 from kafka_spark.local.jars import spark_jars
-from kafka_spark.local.worker_python import worker_python
+from kafka_spark.local.worker_python import worker_daemon, worker_python
 from kafka_spark.spark.redaction import OPTIONS_REGEX_CONF, redaction_regex
 
 DELTA_CONFIGS = {
@@ -37,6 +37,10 @@ def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str
         OPTIONS_REGEX_CONF: redaction_regex(None),
         **DELTA_CONFIGS,
     }
+    daemon = worker_daemon(worker_python())
+    if daemon:
+        # PySpark's daemon, acknowledging each task's input at once over TCP (python_daemon.py)
+        conf["spark.python.daemon.module"] = daemon
     if jars:
         conf["spark.jars"] = ",".join(spark_jars())
     return conf

@@ -78,6 +78,21 @@ def worker_python(directory: str | None = None) -> str:
     return str(path) if ran.returncode == 0 else sys.executable
 
 
+DAEMON_MODULE = "kafka_spark.local.python_daemon"
+
+
+@functools.cache
+def worker_daemon(python: str) -> str | None:
+    """`DAEMON_MODULE` for `spark.python.daemon.module` when `python` finds it from here, as Spark's workers
+    will (in local mode they start in this directory); None leaves PySpark's own daemon."""
+    probe = f"import importlib.util, sys; sys.exit(0 if importlib.util.find_spec({DAEMON_MODULE!r}) else 3)"
+    try:
+        ran = subprocess.run([python, "-c", probe], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return DAEMON_MODULE if ran.returncode == 0 else None
+
+
 if __name__ == "__main__":
     # For sessions built elsewhere: PYSPARK_PYTHON=$(python -m kafka_spark.local.worker_python)
     print(worker_python())

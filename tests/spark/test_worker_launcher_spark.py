@@ -53,3 +53,15 @@ def test_a_stream_source_process_imports_the_installed_pyspark(spark, tmp_path: 
     assert query.exception() is None
     offsets = [json.loads(p.sources[0].endOffset) for p in query.recentProgress if p.sources[0].endOffset]
     assert offsets and {o["file"] for o in offsets} == {PACKAGE_INIT}
+
+
+def test_tasks_run_in_workers_of_our_daemon(spark) -> None:
+    # A reused worker is a fork of the daemon process: its __main__ is the daemon module Spark started.
+    def daemon_of(_):
+        import sys
+
+        main = sys.modules["__main__"]
+        yield main.__spec__.name if main.__spec__ else None
+
+    names = spark.sparkContext.parallelize(range(4), 4).mapPartitions(daemon_of).collect()
+    assert names == ["kafka_spark.local.python_daemon"] * 4
