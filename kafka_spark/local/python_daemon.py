@@ -13,6 +13,7 @@ Local sessions name this module in `spark.python.daemon.module`; everything else
 from __future__ import annotations
 
 import socket
+from typing import Any
 
 import pyspark.daemon as _daemon
 
@@ -31,11 +32,11 @@ def quick_ack(sock: socket.socket) -> bool:
     return True
 
 
-def worker(sock: socket.socket, authenticated: bool) -> int:
-    """PySpark's forked worker, run once per task on a reused worker; the kernel leaves quick-ACK mode
-    as soon as the worker answers, so it is set again for every task."""
+def worker(sock: socket.socket, *args: Any, **kwargs: Any) -> Any:
+    """PySpark's forked worker (its other arguments vary by PySpark version), run once per task on a reused
+    worker; the kernel leaves quick-ACK mode as soon as the worker answers, so it is set again each task."""
     quick_ack(sock)
-    return _spark_worker(sock, authenticated)
+    return _spark_worker(sock, *args, **kwargs)
 
 
 _daemon.worker = worker  # manager() looks the name up when it forks a worker
