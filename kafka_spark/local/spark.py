@@ -6,9 +6,12 @@ import os
 import tempfile
 from collections.abc import Mapping
 
+from kafka_spark.local.class_archive import java_options
 from kafka_spark.local.jars import spark_jars
 from kafka_spark.local.worker_python import worker_daemon, worker_python
 from kafka_spark.spark.redaction import OPTIONS_REGEX_CONF, redaction_regex
+
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 DELTA_CONFIGS = {
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
@@ -41,9 +44,23 @@ def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str
     if daemon:
         # PySpark's daemon, acknowledging each task's input at once over TCP (python_daemon.py)
         conf["spark.python.daemon.module"] = daemon
+    archived = java_options()
+    if archived:
+        # the driver JVM maps Spark's classes pre-parsed (class_archive.py)
+        conf[JAVA_OPTIONS] = archived
     if jars:
         conf["spark.jars"] = ",".join(spark_jars())
     return conf
+
+
+def merged_configs(conf: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
+    """`conf` with `extra` over it; driver JVM options given in both are joined, the extra ones last (so
+    they win), unless they make a class archive themselves (which cannot start from one)."""
+    out = {**conf, **extra}
+    ours, theirs = conf.get(JAVA_OPTIONS), extra.get(JAVA_OPTIONS)
+    if ours and theirs and "-XX:ArchiveClassesAtExit" not in theirs:
+        out[JAVA_OPTIONS] = f"{ours} {theirs}"
+    return out
 
 
 def local_spark(app_name: str = "kafka-spark", master: str = "local[2]",
@@ -64,7 +81,7 @@ def local_spark(app_name: str = "kafka-spark", master: str = "local[2]",
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", worker_python())
 
     builder = SparkSession.builder.appName(app_name)
-    for k, v in {**local_spark_configs(master), **(extra or {})}.items():
+    for k, v in merged_configs(local_spark_configs(master), extra or {}).items():
         builder = builder.config(k, v)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("KAFKA_SPARK_SPARK_LOG_LEVEL", "WARN"))
@@ -86,8 +103,11 @@ def submit_args(master: str = "local[2]") -> list[str]:
     from importlib import resources
 
     log_conf = resources.files("kafka_spark.local").joinpath("templates", "log4j2-spark-submit.properties")
-    out: list[str] = ["--driver-java-options", f"-Dlog4j2.configurationFile={log_conf}"]
-    for k, v in local_spark_configs(master).items():
+    conf = local_spark_configs(master)
+    # spark-submit's --driver-java-options is spark.driver.extraJavaOptions: one value holds both
+    java = " ".join(filter(None, [f"-Dlog4j2.configurationFile={log_conf}", conf.pop(JAVA_OPTIONS, None)]))
+    out: list[str] = ["--driver-java-options", java]
+    for k, v in conf.items():
         out += ["--conf", f"{k}={v}"]
     return out
 

@@ -1,0 +1,87 @@
+"""Where local sessions keep Spark's class archive, and how its JVM options reach the driver."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from kafka_spark.local import class_archive
+from kafka_spark.local.spark import JAVA_OPTIONS, merged_configs, submit_args
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("KAFKA_SPARK_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def fake_java(root: Path, body: str) -> Path:
+    java = root / "bin" / "java"
+    java.parent.mkdir(parents=True)
+    java.write_text(body)
+    return root
+
+
+def test_the_archive_is_named_for_this_java_and_pyspark(cache: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    path = class_archive.archive_path()
+    assert path is not None and path.parent == cache / "jvm"
+    assert path.name.startswith(f"spark-{pyspark.__version__}-") and path.suffix == ".jsa"
+    assert class_archive.archive_path() == path
+    monkeypatch.setenv("JAVA_HOME", str(fake_java(tmp_path / "jdk-a", "a")))
+    other = class_archive.archive_path()
+    assert other not in (None, path)
+    monkeypatch.setenv("JAVA_HOME", str(fake_java(tmp_path / "jdk-b", "bb")))
+    assert class_archive.archive_path() not in (None, path, other)
+
+
+def test_no_java_no_archive(cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "nowhere"))
+    assert class_archive.archive_path() is None
+    assert class_archive.java_options() is None
+    assert class_archive.build_archive() is None
+
+
+def test_options_only_once_the_archive_exists(cache: Path) -> None:
+    path = class_archive.archive_path()
+    assert path is not None
+    assert class_archive.java_options() is None
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")
+    options = class_archive.java_options()
+    assert options is not None
+    # a damaged archive is checked and skipped, never mapped (an unchecked one can crash the JVM)
+    assert options.split()[:2] == [f"-XX:SharedArchiveFile={path}", "-XX:+VerifySharedSpaces"]
+
+
+def test_callers_jvm_options_are_added_after_ours() -> None:
+    conf = {JAVA_OPTIONS: "-XX:SharedArchiveFile=a.jsa", "spark.master": "local[2]"}
+    merged = merged_configs(conf, {JAVA_OPTIONS: "-Dderby.system.home=/x -Xshare:off", "spark.master": "local[1]"})
+    assert merged == {JAVA_OPTIONS: "-XX:SharedArchiveFile=a.jsa -Dderby.system.home=/x -Xshare:off",
+                      "spark.master": "local[1]"}
+    dumping = {JAVA_OPTIONS: "-XX:ArchiveClassesAtExit=b.jsa"}
+    assert merged_configs(conf, dumping)[JAVA_OPTIONS] == "-XX:ArchiveClassesAtExit=b.jsa"
+    assert merged_configs({}, dumping) == dumping
+    assert merged_configs(conf, {}) == conf
+
+
+def test_spark_submit_gets_one_driver_java_options(cache: Path) -> None:
+    path = class_archive.archive_path()
+    assert path is not None
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")
+    args = submit_args()
+    assert args.count("--driver-java-options") == 1
+    java = args[args.index("--driver-java-options") + 1]
+    assert "-Dlog4j2.configurationFile=" in java and f"-XX:SharedArchiveFile={path}" in java
+    assert not any(a.startswith(f"{JAVA_OPTIONS}=") for a in args)
+
+
+@pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"), reason="no java")
+def test_java_is_the_one_spark_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    assert class_archive.spark_java() == Path(shutil.which("java") or "").resolve()
