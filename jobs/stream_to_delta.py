@@ -19,7 +19,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,7 +197,7 @@ class Watch:
         self.shown: set[int] = set()
         self.lock = threading.Lock()
         # Set when a stop is asked for: called once, on a thread of its own, right after the next commit.
-        self.stop_after_commit: Any = None
+        self.stop_after_commit: Callable[[], None] | None = None
 
     def on_commit(self, batch_id: int, result: LoadResult) -> None:
         with self.lock:

@@ -24,7 +24,9 @@ from kafka_spark.local.jars import cache_dir
 
 # Checked before use: an unchecked damaged archive crashed the JVM. The JVM's CDS warnings (an archive
 # it cannot map) would land on the driver's stderr.
-_QUIET = "-XX:+VerifySharedSpaces -Xlog:cds=off -Xlog:cds+dynamic=off"
+_CHECK_AND_SILENCE = "-XX:+VerifySharedSpaces -Xlog:cds=off -Xlog:cds+dynamic=off"
+# The option that writes an archive; a JVM given it cannot start from one.
+DUMP_OPTION = "-XX:ArchiveClassesAtExit"
 
 
 def spark_java() -> Path | None:
@@ -37,11 +39,11 @@ def spark_java() -> Path | None:
 def archive_path() -> Path | None:
     """Where the archive for this Java and this PySpark's jars lives (whether or not it exists)."""
     java = spark_java()
+    if java is None:
+        return None
     try:
         import pyspark
     except ImportError:
-        return None
-    if java is None:
         return None
     jars = Path(pyspark.__file__).parent / "jars"
     stat = java.stat()
@@ -56,7 +58,7 @@ def java_options() -> str | None:
     path = archive_path()
     if path is None or not path.is_file():
         return None
-    return f"-XX:SharedArchiveFile={path} {_QUIET}"
+    return f"-XX:SharedArchiveFile={path} {_CHECK_AND_SILENCE}"
 
 
 def build_archive(timeout: float = 600) -> Path | None:
@@ -83,10 +85,10 @@ def build_archive(timeout: float = 600) -> Path | None:
 
 def _dump(target: str) -> None:
     """Run a small session whose JVM writes the classes it loaded to `target` as it exits."""
-    from kafka_spark.local.spark import local_spark
+    from kafka_spark.local.spark import JAVA_OPTIONS, local_spark
 
     spark = local_spark("kafka-spark-class-archive",
-                        extra={"spark.driver.extraJavaOptions": f"-XX:ArchiveClassesAtExit={target} {_QUIET}"})
+                        extra={JAVA_OPTIONS: f"{DUMP_OPTION}={target} {_CHECK_AND_SILENCE}"})
     try:
         df = spark.range(1000).selectExpr("id", "CAST(id AS STRING) AS value")
         folder = Path(target).with_suffix(".parquet")

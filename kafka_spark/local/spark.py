@@ -6,7 +6,7 @@ import os
 import tempfile
 from collections.abc import Mapping
 
-from kafka_spark.local.class_archive import java_options
+from kafka_spark.local.class_archive import DUMP_OPTION, java_options
 from kafka_spark.local.jars import spark_jars
 from kafka_spark.local.worker_python import worker_daemon, worker_python
 from kafka_spark.spark.redaction import OPTIONS_REGEX_CONF, redaction_regex
@@ -58,7 +58,7 @@ def merged_configs(conf: Mapping[str, str], extra: Mapping[str, str]) -> dict[st
     they win), unless they make a class archive themselves (which cannot start from one)."""
     out = {**conf, **extra}
     ours, theirs = conf.get(JAVA_OPTIONS), extra.get(JAVA_OPTIONS)
-    if ours and theirs and "-XX:ArchiveClassesAtExit" not in theirs:
+    if ours and theirs and DUMP_OPTION not in theirs:
         out[JAVA_OPTIONS] = f"{ours} {theirs}"
     return out
 
