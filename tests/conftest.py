@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -14,6 +15,8 @@ import pytest
 from hypothesis import settings
 
 TESTS = Path(__file__).parent
+sys.path.insert(0, str(TESTS))
+import scheduling  # noqa: E402  (beside this file; importable under --import-mode=importlib through the path)
 
 # The suite replays the same generated cases every run so a result is reproducible; set
 # HYPOTHESIS_PROFILE=explore to draw new ones (with RECORDS_FUZZ_EXAMPLES for a longer search).
@@ -32,6 +35,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.integration)
         elif parts[0] == "spark":
             item.add_marker(pytest.mark.spark)
+    if getattr(config.option, "dist", "no") == "loadgroup":
+        scheduling.schedule(items)
 
 
 def _java_descendants() -> dict[int, str]:
@@ -61,9 +66,13 @@ def _java_descendants() -> dict[int, str]:
     return found
 
 
+STRAYS = "stray_jvms"
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Every server a fixture started must be gone once the fixtures are torn down: a leftover broker or
     # JVM would hold ports and memory after the run. Give stops in flight a few seconds, then fail the run.
+    # An xdist worker checks its own processes and reports to the controller, which fails the run.
     deadline = time.monotonic() + 10
     while (strays := _java_descendants()) and time.monotonic() < deadline:
         time.sleep(0.5)
@@ -74,6 +83,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        output = getattr(session.config, "workeroutput", None)
+        if output is not None:
+            output[STRAYS] = listing
+    if getattr(session.config, "_stray_workers", None):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # pytest-xdist's: a worker finished
+    listing = getattr(node, "workeroutput", {}).get(STRAYS)
+    if listing:
+        print(f"\nstray JVMs on {node.gateway.id} (killed):\n{listing}")
+        node.config._stray_workers = True
 
 
 @pytest.fixture(scope="session")
@@ -127,11 +149,13 @@ def kafka39_legacy(zookeeper, tmp_path_factory: pytest.TempPathFactory) -> Itera
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator:
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """Local SparkSession (local[2]) with Delta and Spark's Kafka connector."""
     from kafka_spark.local.spark import local_spark
 
-    session = local_spark("kafka-spark-tests")
+    # managed tables of this process only: xdist workers run side by side
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    session = local_spark("kafka-spark-tests", extra={"spark.sql.warehouse.dir": str(warehouse)})
     yield session
     session.stop()
 

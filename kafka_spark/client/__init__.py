@@ -20,6 +20,7 @@ _EXPORTS = {
     "ProducerError": "kafka_spark.client.errors",
     "RequestTimeoutError": "kafka_spark.client.errors",
     "RetriesExhaustedError": "kafka_spark.client.errors",
+    "TopicNotReadyError": "kafka_spark.client.errors",
     "UnknownTopicError": "kafka_spark.client.errors",
     "FetchStats": "kafka_spark.client.fetcher",
     "RangeReader": "kafka_spark.client.fetcher",
@@ -50,6 +51,8 @@ _EXPORTS = {
     "RecordFuture": "kafka_spark.client.producer",
     "RecordMetadata": "kafka_spark.client.producer",
     "SentRecords": "kafka_spark.client.producer",
+    "NewTopic": "kafka_spark.client.topics",
+    "create_topics": "kafka_spark.client.topics",
 }
 
 __all__ = sorted(_EXPORTS)

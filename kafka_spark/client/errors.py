@@ -40,6 +40,10 @@ class UnknownTopicError(KafkaSparkError):
     """A topic or partition that the cluster does not have."""
 
 
+class TopicNotReadyError(KafkaSparkError):
+    """A topic's partitions had no elected leader within the time given."""
+
+
 class FetchTimeoutError(KafkaSparkError):
     """The requested offsets did not become available before the fetch deadline."""
 

@@ -9,9 +9,10 @@ from pathlib import Path
 from kafka_spark.local.kafka import KafkaNode, random_cluster_id
 from kafka_spark.local.process import free_ports
 from kafka_spark.local.tools import KafkaTools
+from kafka_spark.local.topics import CreatesTopics
 
 
-class KafkaCluster:
+class KafkaCluster(CreatesTopics):
     """`size` combined KRaft nodes sharing one quorum, PLAINTEXT only."""
 
     def __init__(self, size: int = 3, data_dir: Path | None = None, heap: str = "384m") -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -18,5 +19,10 @@ def template(name: str, into: Path) -> Path:
     """Copy a packaged template file into `into` (a directory) and return the copy's absolute path."""
     into.mkdir(parents=True, exist_ok=True)
     dest = into / name
-    dest.write_text(resources.files("kafka_spark.local").joinpath("templates", name).read_text())
+    text = resources.files("kafka_spark.local").joinpath("templates", name).read_text()
+    if not dest.is_file() or dest.read_text() != text:
+        # Replaced whole: a JVM that another process starts at this moment must never read half a file.
+        partial = dest.with_name(f"{name}.{os.getpid()}.partial")
+        partial.write_text(text)
+        partial.replace(dest)
     return dest.resolve()

@@ -17,6 +17,7 @@ from kafka_spark.local.jars import classpath
 from kafka_spark.local.process import ServerProcess, free_ports, java_argv
 from kafka_spark.local.tls import TlsMaterial, make_tls
 from kafka_spark.local.tools import KafkaTools
+from kafka_spark.local.topics import CreatesTopics
 
 KAFKA4_VERSION = "4.1.1"
 # Test credentials of the local broker; they guard nothing but a throwaway loopback server.
@@ -74,7 +75,7 @@ def _tls_properties(listener: str, tls: TlsMaterial, client_auth: bool) -> dict[
 
 
 @dataclass
-class KafkaNode:
+class KafkaNode(CreatesTopics):
     """One KRaft node (broker+controller) on 127.0.0.1; `bootstrap` is its PLAINTEXT address."""
 
     data_dir: Path

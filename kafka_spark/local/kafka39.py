@@ -10,6 +10,7 @@ from kafka_spark.local.config import template, write_properties
 from kafka_spark.local.jars import classpath
 from kafka_spark.local.process import ServerProcess, free_port, java_argv
 from kafka_spark.local.tools import KafkaTools
+from kafka_spark.local.topics import CreatesTopics
 from kafka_spark.local.zookeeper import ZooKeeperEnsemble, ZooKeeperServer
 
 KAFKA39_VERSION = "3.9.1"
@@ -17,7 +18,7 @@ KAFKA39_VERSION = "3.9.1"
 LEGACY_SETTINGS = {"inter.broker.protocol.version": "2.8", "log.message.format.version": "0.10.2"}
 
 
-class Kafka39Broker:
+class Kafka39Broker(CreatesTopics):
     """One ZooKeeper-mode broker; `zk_root` is its chroot inside the shared ZooKeeper."""
 
     def __init__(self, zookeeper: ZooKeeperServer | ZooKeeperEnsemble, data_dir: Path | None = None, broker_id: int = 0,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kafka_spark.client.producer import Producer
 from kafka_spark.errors import DataLossError
+from kafka_spark.local.topics import CreatesTopics
 from kafka_spark.segments import PartitionLog
 
 # Segments roll every 100 ms (an aborted transaction then spans two) and every batch is indexed.
@@ -22,10 +23,10 @@ CHECKPOINTS = ("recovery-point-offset-checkpoint", "replication-offset-checkpoin
                "cleaner-offset-checkpoint", "meta.properties")
 
 
-def fill_compacted(tools: object, bootstrap: str, topic: str) -> None:
+def fill_compacted(broker: CreatesTopics, topic: str) -> None:
     """Create `topic` compacted and write 4 rounds of 8 keys (headers, a tombstone per round) to partition 0."""
-    tools.create_topic(topic, configs=COMPACTED)  # type: ignore[attr-defined]
-    with Producer({"bootstrap.servers": bootstrap, "linger.ms": 0}) as producer:
+    broker.create_topic(topic, configs=COMPACTED)
+    with Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0}) as producer:
         for round_ in range(4):
             futures = [producer.send(topic, f"v{round_}-{k}".encode(), key=f"k{k}".encode(), partition=0,
                                      headers=[("round", str(round_).encode())]) for k in range(8)]

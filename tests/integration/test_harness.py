@@ -61,7 +61,7 @@ def test_sasl_user_authenticates_and_wrong_password_is_refused(kafka, tmp_path, 
         })
 
     sasl = kafka.address("SASL_PLAINTEXT")
-    kafka.tools.create_topic(f"sasl-{mechanism.lower()}")
+    kafka.create_topic(f"sasl-{mechanism.lower()}")
     ok = kafka.tools.run("topics", "--bootstrap-server", sasl, "--list", "--command-config", str(config(password)))
     assert f"sasl-{mechanism.lower()}" in ok.stdout.split()
     with pytest.raises(ToolError, match=r"(?i)authentication failed"):
@@ -70,7 +70,7 @@ def test_sasl_user_authenticates_and_wrong_password_is_refused(kafka, tmp_path, 
 
 
 def test_perf_producer_records_read_back_by_sparks_kafka_source(kafka, spark, topic_name):
-    kafka.tools.create_topic(topic_name, partitions=3)
+    kafka.create_topic(topic_name, partitions=3)
     kafka.tools.produce_perf(topic_name, 100_000, record_size=100)
     df = (spark.read.format("kafka").option("kafka.bootstrap.servers", kafka.bootstrap)
           .option("subscribe", topic_name).option("startingOffsets", "earliest")

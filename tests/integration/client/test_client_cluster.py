@@ -30,7 +30,7 @@ def _preferred_leader_election(cluster, topic: str) -> None:
 
 def test_fetch_survives_a_stopped_leader_and_a_leader_move(kafka_cluster, topic_name):
     tools = kafka_cluster.tools
-    tools.create_topic(topic_name, partitions=1, replication=3, configs={"min.insync.replicas": 2})
+    kafka_cluster.create_topic(topic_name, partitions=1, replication=3, configs={"min.insync.replicas": 2})
     tools.produce_perf(topic_name, RECORDS, record_size=100, props={"acks": "all"})
     config = {"bootstrap.servers": kafka_cluster.bootstrap, "max.partition.fetch.bytes": 32768,
               "fetch.max.bytes": 32768, "retry.backoff.max.ms": 500}

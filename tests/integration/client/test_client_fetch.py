@@ -28,7 +28,7 @@ def _offsets(reader) -> list[int]:
 
 
 def test_exact_ranges_with_bounded_fetches(kafka, client, topic_name):
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     kafka.tools.produce_perf(topic_name, 20_000, record_size=100, props={"compression.type": "lz4"})
     reader = client.fetch(topic_name, 0, 1_234, 17_001)
     assert _offsets(reader) == list(range(1_234, 17_001))
@@ -42,7 +42,7 @@ def test_exact_ranges_with_bounded_fetches(kafka, client, topic_name):
 
 
 def test_read_committed_drops_aborted_transactions_and_markers(kafka, client, topic_name):
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     producer = KafkaProducer(bootstrap_servers=kafka.bootstrap, transactional_id=f"{topic_name}-txn")
     producer.init_transactions()
     expected_committed, aborted = [], []
@@ -75,7 +75,7 @@ def test_read_committed_drops_aborted_transactions_and_markers(kafka, client, to
 
 
 def test_deleted_records_fail_or_are_skipped_and_counted(kafka, client, topic_name):
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     kafka.tools.produce_perf(topic_name, 1_000, record_size=20)
     admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap)
     try:
@@ -93,7 +93,7 @@ def test_deleted_records_fail_or_are_skipped_and_counted(kafka, client, topic_na
 
 
 def test_a_record_larger_than_the_fetch_limits_is_still_returned(kafka, client, topic_name):
-    kafka.tools.create_topic(topic_name, partitions=1, configs={"max.message.bytes": 1_000_000})
+    kafka.create_topic(topic_name, partitions=1, configs={"max.message.bytes": 1_000_000})
     # ~600 KB, 9x max.partition.fetch.bytes (the harness broker's segments hold 1 MiB)
     big = bytes(range(256)) * 2_400
     with Producer({"bootstrap.servers": kafka.bootstrap, "max.request.size": 1_000_000,
@@ -106,7 +106,7 @@ def test_a_record_larger_than_the_fetch_limits_is_still_returned(kafka, client, 
 
 
 def test_consume_cli_prints_a_range_as_json_lines(kafka, topic_name, capsys):
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     kafka.tools.console_produce(topic_name, [f"k{i}:v{i}" for i in range(10)], key_separator=":")
     assert cli(["consume", "-b", kafka.bootstrap, "--topic", topic_name, "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -11,7 +11,7 @@ from kafka_spark.protocol import ApiKey
 
 def test_metadata_offsets_and_fetch_on_kafka39(kafka39, topic_name):
     tools = kafka39.tools
-    tools.create_topic(topic_name, partitions=2)
+    kafka39.create_topic(topic_name, partitions=2)
     tools.produce_perf(topic_name, 5_000, record_size=64, props={"compression.type": "snappy"})
     with KafkaClient({"bootstrap.servers": kafka39.bootstrap, "max.partition.fetch.bytes": 32768}) as client:
         conn = client.cluster.any_connection()
@@ -34,7 +34,7 @@ def test_metadata_offsets_and_fetch_on_kafka39(kafka39, topic_name):
 @pytest.mark.parametrize(("magic", "fmt"), [(0, "0.9.0"), (1, "0.10.2")])
 def test_legacy_message_formats_are_fetched(kafka39_legacy, topic_name, magic, fmt):
     tools = kafka39_legacy.tools
-    tools.create_topic(topic_name, configs={"message.format.version": fmt})
+    kafka39_legacy.create_topic(topic_name, configs={"message.format.version": fmt})
     lines = [f"k{i}:value-{i}" for i in range(25)]
     tools.console_produce(topic_name, lines, props={"enable.idempotence": "false", "compression.type": "gzip",
                                                      "linger.ms": 100}, key_separator=":")

@@ -28,7 +28,7 @@ def _tool_offsets(tools, topic: str, time_spec: str) -> dict[TopicPartition, int
 
 
 def test_metadata_bootstrap_skips_dead_servers_and_reports_topic_ids(kafka, client, topic_name):
-    kafka.tools.create_topic(topic_name, partitions=3)
+    kafka.create_topic(topic_name, partitions=3)
     md = client.metadata([topic_name])
     info = md.topics[topic_name]
     assert sorted(info.partitions) == [0, 1, 2]
@@ -52,7 +52,7 @@ def _kafka_uuid(u) -> str:
 
 def test_offsets_equal_get_offset_shell(kafka, client, topic_name):
     tools = kafka.tools
-    tools.create_topic(topic_name, partitions=3)
+    kafka.create_topic(topic_name, partitions=3)
     tools.produce_perf(topic_name, 3000, record_size=50)
     tps = client.partitions(topic_name)
     assert client.latest_offsets(tps) == _tool_offsets(tools, topic_name, "-1")
@@ -69,7 +69,7 @@ def test_offsets_equal_get_offset_shell(kafka, client, topic_name):
 
 
 def test_offsets_cli_prints_sparks_json(kafka, topic_name, capsys):
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     kafka.tools.console_produce(topic_name, ["a", "b", "c"])
     assert cli(["offsets", "-b", kafka.bootstrap, "--topic", topic_name, "--json"]) == 0
     latest = json.loads(capsys.readouterr().out)
@@ -83,7 +83,7 @@ def test_offsets_cli_prints_sparks_json(kafka, topic_name, capsys):
 
 def test_committed_offsets_and_members_appear_in_the_consumer_groups_tool(kafka, client, topic_name, capsys):
     tools = kafka.tools
-    tools.create_topic(topic_name, partitions=4)
+    kafka.create_topic(topic_name, partitions=4)
     plain_group, member_group = f"{topic_name}-standalone", f"{topic_name}-members"
     client.groups.commit(plain_group, {TopicPartition(topic_name, 0): 7, TopicPartition(topic_name, 3): 11})
     assert {tp: c.offset for tp, c in client.groups.committed(plain_group).items()} == {

@@ -24,7 +24,7 @@ def _console_rows(tools, topic: str, count: int) -> list[tuple[int, str, str, st
 
 def test_records_match_the_java_producer(kafka, topic_name, tmp_path, capsys):
     tools = kafka.tools
-    tools.create_topic(topic_name, partitions=6)
+    kafka.create_topic(topic_name, partitions=6)
     # the Java producer writes java-* values, ours ours-* values with the same keys
     tools.console_produce(topic_name, [f"{k}:java-{k}" for k in KEYS], key_separator=":")
     sent = {}
@@ -58,7 +58,7 @@ def test_records_match_the_java_producer(kafka, topic_name, tmp_path, capsys):
 
 
 def test_offsets_are_assigned_in_order_and_errors_are_typed(kafka, topic_name):
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     with Producer({"bootstrap.servers": kafka.bootstrap, "batch.size": 200, "linger.ms": 50}) as producer:
         futures = [producer.send(topic_name, b"x" * 50) for _ in range(30)]
         producer.flush()

@@ -43,7 +43,7 @@ def producer(bootstrap: str, txn_id: str) -> Producer:
 
 
 def test_commit_abort_offsets_and_an_end_from_another_process(broker, topic_name):
-    broker.tools.create_topic(topic_name, partitions=3)
+    broker.create_topic(topic_name, partitions=3)
     txn_id = f"txn-{uuid.uuid4().hex[:8]}"
     with producer(broker.bootstrap, txn_id) as p:
         p.init_transactions()
@@ -75,7 +75,7 @@ def test_commit_abort_offsets_and_an_end_from_another_process(broker, topic_name
 
 
 def test_a_new_producer_fences_the_old_one_and_aborts_its_transaction(broker, topic_name):
-    broker.tools.create_topic(topic_name, partitions=1)
+    broker.create_topic(topic_name, partitions=1)
     txn_id = f"txn-{uuid.uuid4().hex[:8]}"
     old = producer(broker.bootstrap, txn_id)
     old.init_transactions()

@@ -100,7 +100,7 @@ def installed_pyspark(python: Path) -> str:
 @pytest.fixture(scope="module")
 def compat_topic(kafka) -> str:
     name = "compat-other-pyspark"
-    kafka.tools.create_topic(name, partitions=2)
+    kafka.create_topic(name, partitions=2)
     kafka.tools.produce_perf(name, 500, record_size=60)
     return name
 

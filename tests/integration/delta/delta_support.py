@@ -110,6 +110,10 @@ def stop_local_broker(env: dict[str, str]) -> None:
 
 # ---- crash tests -----------------------------------------------------------------------------------------
 
+# SIGKILLs per crash test. The suite runs a short schedule (both sides of the commit, then a random moment);
+# the full schedules run from a documented command: KAFKA_SPARK_KILLS=10, or 100 for a long soak.
+KILLS = int(os.environ.get("KAFKA_SPARK_KILLS", "3"))
+
 
 def produce_numbered(producer: Producer, topic: str, n: int, start: int = 0) -> None:
     """Records `{"n": start}` .. `{"n": start + n - 1}`, keyed so they spread over the partitions."""

@@ -12,7 +12,7 @@ from kafka_spark.delta.catalog import catalog_location
 
 
 def test_a_stream_creates_a_catalog_table_and_a_batch_load_continues_it(spark, kafka, producer, topic_name):
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     produce_numbered(producer, topic_name, 150)
     name = f"default.events_{uuid.uuid4().hex[:8]}"
     kafka_conf = {"bootstrap.servers": kafka.bootstrap}

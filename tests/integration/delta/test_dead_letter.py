@@ -79,7 +79,7 @@ def assert_split(table: Path, dead: Path, produced: Produced, sink: str) -> list
 @pytest.fixture
 def mixed(kafka, producer, topic_name) -> Produced:
     """A topic of two partitions holding MIXED."""
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     produced = Produced(producer, topic_name)
     produced.send(MIXED)
     return produced
@@ -123,7 +123,7 @@ def test_bad_records_go_to_the_dead_letter_table_and_the_offsets_move_past_them(
 
 def test_without_a_dead_letter_table_the_lowest_bad_offset_fails_the_load(spark, kafka, producer, topic_name,
                                                                          tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     produced = Produced(producer, topic_name)
     produced.send([(0, GOOD, None), (0, GOOD, None), (1, GOOD, None), (1, GOOD, None)])
     table = tmp_path / "table"

@@ -30,7 +30,7 @@ def produce(bootstrap: str, topic: str, count: int) -> None:
 
 
 def test_offsets_and_lag_match_the_job_and_the_brokers(kafka, topic_name: str, tmp_path: Path):
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     produce(kafka.bootstrap, topic_name, 400)
     table = tmp_path / "table"
     loaded = run_job("-b", kafka.bootstrap, "--topics", topic_name, "--table", str(table), "--sink-id", "orders")

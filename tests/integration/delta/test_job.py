@@ -24,7 +24,7 @@ JOB = JOBS / "kafka_to_delta.py"
 
 
 def test_capped_load_then_only_new_records(kafka, topic_name: str, tmp_path: Path):
-    kafka.tools.create_topic(topic_name, partitions=3)
+    kafka.create_topic(topic_name, partitions=3)
     produce(kafka.bootstrap, topic_name, 3000)
     table = tmp_path / "table"
     base = ["--bootstrap-servers", kafka.bootstrap, "--topics", topic_name, "--table", str(table), "--json"]

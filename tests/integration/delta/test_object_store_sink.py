@@ -34,7 +34,7 @@ def s3_rows(table: str, hadoop_conf: dict[str, str]) -> list[tuple[str, int, int
 
 
 def test_job_loads_an_s3a_table_resumes_and_delta_offsets_reads_it_without_spark(kafka, s3, topic_name):
-    kafka.tools.create_topic(topic_name, partitions=3)
+    kafka.create_topic(topic_name, partitions=3)
     produce(kafka.bootstrap, topic_name, 2000)
     table = s3.url(f"jobs/{topic_name}")
     base = ["--bootstrap-servers", kafka.bootstrap, "--topics", topic_name, "--table", table,
@@ -77,7 +77,7 @@ def test_job_loads_an_s3a_table_resumes_and_delta_offsets_reads_it_without_spark
 
 
 def test_stream_into_an_s3a_table_restarted_is_exact(spark_s3, s3, kafka, producer, topic_name):
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     produce_numbered(producer, topic_name, 200)
     table = s3.url(f"streams/{topic_name}")
     options = StreamOptions(table=table, kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic_name],

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from delta_support import (
     JOBS,
+    KILLS,
     REPO,
     keep_producing,
     latest_offsets_of,
@@ -31,8 +32,6 @@ from kafka_spark.delta.storage import delta_rs_location
 LOAD_ONCE = Path(__file__).parent / "load_once.py"
 JOB = JOBS / "kafka_to_delta.py"
 SINK = "crash-test"
-# SIGKILLs per table in the suite; KAFKA_SPARK_KILLS=100 for a long soak.
-KILLS = int(os.environ.get("KAFKA_SPARK_KILLS", "10"))
 # Both sides of the commit first (the batch test repeats them), then kills at random moments after the
 # session is up.
 TARGETED = ("before-write", "after-commit")
@@ -107,7 +106,7 @@ def assert_exact(dt: DeltaTable, topic: str, ends: dict[TopicPartition, int]) ->
 @pytest.mark.timeout(3600)
 def test_sigkills_on_an_s3a_table_and_a_catalog_table_keep_every_record_exactly_once(
         kafka, s3, producer, topic_name, tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=3)
+    kafka.create_topic(topic_name, partitions=3)
     produce_numbered(producer, topic_name, 3000)
     s3_table = s3.url(f"crash/{topic_name}")
     catalog = hive_catalog(tmp_path)

@@ -48,7 +48,7 @@ def offsets_in_table(spark, table) -> dict[int, list[int]]:
 
 
 def test_resume_picks_up_new_records_and_new_partitions(kafka, spark, producer, topic_name, tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     produce(producer, topic_name, 400)
     opts = options(kafka, tmp_path / "t", topic_name)
     first = load(spark, opts)
@@ -67,7 +67,7 @@ def test_resume_picks_up_new_records_and_new_partitions(kafka, spark, producer, 
 
 
 def test_rerun_of_a_committed_batch_is_reported_not_written_twice(kafka, spark, producer, topic_name, tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     produce(producer, topic_name, 100)
     opts = options(kafka, tmp_path / "t", topic_name)
     with Cluster(opts.kafka) as cluster:
@@ -104,7 +104,7 @@ def race_two_loads(spark, opts: LoadOptions, topic: str) -> list[object]:
 
 
 def test_concurrent_loads_of_one_sink_let_exactly_one_commit(kafka, spark, producer, topic_name, tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     produce(producer, topic_name, 2000)
     results = race_two_loads(spark, options(kafka, tmp_path / "t", topic_name), topic_name)
     errors = [r for r in results if isinstance(r, ConcurrentWriterError)]
@@ -114,7 +114,7 @@ def test_concurrent_loads_of_one_sink_let_exactly_one_commit(kafka, spark, produ
 
 def test_on_s3_one_driver_s_concurrent_loads_let_exactly_one_commit(kafka, spark_s3, s3, producer, topic_name):
     # Delta's default S3 log store serialises commits inside one driver: the README's "one driver per table".
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     produce(producer, topic_name, 2000)
     table = s3.url(f"race/{topic_name}")
     results = race_two_loads(spark_s3, options(kafka, table, topic_name), topic_name)
@@ -126,7 +126,7 @@ def test_on_s3_one_driver_s_concurrent_loads_let_exactly_one_commit(kafka, spark
 
 
 def test_another_sink_cannot_load_the_same_partitions(kafka, spark, producer, topic_name, tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     produce(producer, topic_name, 10)
     load(spark, options(kafka, tmp_path / "t", topic_name, sink_id="a"))
     with pytest.raises(ConcurrentWriterError, match="already loaded into this table by sink 'a'"):
@@ -134,7 +134,7 @@ def test_another_sink_cannot_load_the_same_partitions(kafka, spark, producer, to
 
 
 def test_offsets_moving_backwards_fail(kafka, spark, producer, topic_name, tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     produce(producer, topic_name, 50)
     opts = options(kafka, tmp_path / "t", topic_name)
     load(spark, opts)
@@ -142,7 +142,7 @@ def test_offsets_moving_backwards_fail(kafka, spark, producer, topic_name, tmp_p
     deadline = time.monotonic() + 60
     while True:
         try:
-            kafka.tools.create_topic(topic_name, partitions=1)
+            kafka.create_topic(topic_name, partitions=1)
             break
         except Exception:
             if time.monotonic() > deadline:
@@ -154,7 +154,7 @@ def test_offsets_moving_backwards_fail(kafka, spark, producer, topic_name, tmp_p
 
 
 def test_deleted_records_fail_or_are_skipped(kafka, spark, producer, topic_name, tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     produce(producer, topic_name, 20)
     opts = options(kafka, tmp_path / "t", topic_name)
     load(spark, opts)
@@ -172,7 +172,7 @@ def test_deleted_records_fail_or_are_skipped(kafka, spark, producer, topic_name,
 
 
 def test_resume_after_delta_log_cleanup_and_publish_to_group(kafka, spark, producer, topic_name, tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     table = tmp_path / "t"
     group = f"loader-{uuid.uuid4().hex[:6]}"
     opts = options(kafka, table, topic_name, max_records=10, publish_group=group)

@@ -33,7 +33,7 @@ JOB = JOBS / "stream_to_delta.py"
 
 def test_available_now_runs_resume_from_the_table_without_their_checkpoint(kafka, topic_name: str,
                                                                                 tmp_path: Path):
-    kafka.tools.create_topic(topic_name, partitions=3)
+    kafka.create_topic(topic_name, partitions=3)
     produce(kafka.bootstrap, topic_name, 900)
     table = tmp_path / "events"
     args = ("-b", kafka.bootstrap, "--topics", topic_name, "--table", str(table), "--trigger", "available-now",

@@ -66,7 +66,7 @@ def assert_exactly_produced(kafka, table: Path, topic: str) -> None:
 
 def test_every_table_feature_and_maintenance_by_other_jobs_keep_resume_exact(kafka, spark, producer, topic_name,
                                                                             tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     table = tmp_path / "t"
     spark.sql(f"CREATE TABLE delta.`{table}` ({KAFKA_COLUMNS}) USING delta CLUSTER BY (`partition`) TBLPROPERTIES ("
               "'delta.checkpointPolicy'='v2', 'delta.checkpointInterval'='2', 'delta.enableDeletionVectors'='true', "
@@ -114,7 +114,7 @@ def test_every_table_feature_and_maintenance_by_other_jobs_keep_resume_exact(kaf
 
 
 def test_multi_part_checkpoints_and_a_transform_that_adds_a_column(kafka, spark, producer, topic_name, tmp_path):
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     table = tmp_path / "t"
     opts = options(kafka, table, topic_name)
     produce_numbered(producer, topic_name, 20)

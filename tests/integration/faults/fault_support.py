@@ -30,7 +30,7 @@ def value(i: int) -> bytes:
 
 def seed_topic(kafka, topic: str, n: int = RECORDS, partitions: int = 1) -> None:
     """Create `topic` and write `n` records per partition straight to the broker (no proxy)."""
-    kafka.tools.create_topic(topic, partitions=partitions)
+    kafka.create_topic(topic, partitions=partitions)
     with Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 20, "batch.size": 8192}) as producer:
         futures = [producer.send(topic, value(i), partition=p) for p in range(partitions) for i in range(n)]
         producer.flush(60)

@@ -94,7 +94,7 @@ def topics(kafka_cluster) -> Iterator[tuple[str, str]]:
     stamp = int(time.time() * 1000)
     seeded, written = f"faults-cluster-{stamp}", f"faults-cluster-produce-{stamp}"
     for topic in (seeded, written):
-        kafka_cluster.tools.create_topic(topic, partitions=PARTITIONS, replication=3,
+        kafka_cluster.create_topic(topic, partitions=PARTITIONS, replication=3,
                                          configs={"min.insync.replicas": 2})
     with Producer({"bootstrap.servers": kafka_cluster.bootstrap, "acks": "all", "linger.ms": 20}) as producer:
         futures = [producer.send(seeded, value(i), partition=p) for p in range(PARTITIONS) for i in range(RECORDS)]

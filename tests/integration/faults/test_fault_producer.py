@@ -40,7 +40,7 @@ def produced(kafka, topic: str) -> list[bytes]:
 
 @pytest.mark.parametrize("name", list(PLANS))
 def test_idempotent_producer_under_fault_writes_each_record_once(kafka, topic_name: str, name: str) -> None:
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     plan = PLANS[name]()
     n = RECORDS // 2
     values = [f"p-{i:06d}".encode() * 8 for i in range(n)]
@@ -58,7 +58,7 @@ def test_idempotent_producer_under_fault_writes_each_record_once(kafka, topic_na
 
 
 def test_endless_fault_fails_delivery_typed_in_time(kafka, topic_name: str) -> None:
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     plan = FaultPlan(("reset_response",), probability=1.0, api_keys=PRODUCE)
     delivery_s = 4.0
     started = time.monotonic()
@@ -83,7 +83,7 @@ def test_every_connection_refused_fails_typed_naming_broker_and_cause(kafka, top
                                                                       api_timeout_ms: int) -> None:
     """A producer with metadata and a producer id loses every broker (its proxy stops: each connection it
     holds is reset, each new one refused); the record fails within delivery.timeout.ms, naming both."""
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     config = {**ENDLESS, "default.api.timeout.ms": api_timeout_ms}
     delivery_s = config["delivery.timeout.ms"] / 1000
     net = FaultyNetwork([kafka.bootstrap]).start()
@@ -103,7 +103,7 @@ def test_every_connection_refused_fails_typed_naming_broker_and_cause(kafka, top
 
 
 def test_spark_write_task_fails_typed_when_every_connection_is_refused(spark, kafka, topic_name: str) -> None:
-    kafka.tools.create_topic(topic_name, partitions=1)
+    kafka.create_topic(topic_name, partitions=1)
     with FaultyNetwork([kafka.bootstrap], FaultPlan(("refuse",), probability=1.0)) as net:
         df = spark.createDataFrame([(b"v",)], "value binary")
         writer = df.write.format("pykafka").option("topic", topic_name).mode("append")

@@ -68,7 +68,7 @@ def texts(root: Path) -> dict[str, str]:
 def test_a_secure_run_shows_no_credential_anywhere(kafka, tmp_path: Path) -> None:
     # no "secret" in names: Spark would redact every value holding one and hide what the grep should see
     topic = f"secure-run-{int(time.time() * 1000)}"
-    kafka.tools.create_topic(topic, partitions=2)
+    kafka.create_topic(topic, partitions=2)
     with Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 5}) as producer:
         for i in range(300):
             producer.send(topic, f'{{"n":{i}}}'.encode(), key=str(i % 5).encode())

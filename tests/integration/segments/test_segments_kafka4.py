@@ -36,7 +36,7 @@ def topics(kafka: KafkaNode, producer_classes: Path, tmp_path_factory: pytest.Te
             tmp_path_factory.mktemp("sent"))
     names = {case: spec.name for case, spec in specs.items()}
     names["compacted"] = f"seg-compacted-{run}"
-    fill_compacted(kafka.tools, kafka.bootstrap, names["compacted"])
+    fill_compacted(kafka, names["compacted"])
     wait_compacted(kafka.log_dir, names["compacted"])
     return names
 

@@ -40,7 +40,7 @@ def _wait_checkpointed(log_dirs: list[Path], bootstrap: str, topic: str, partiti
 
 def test_three_brokers_dirs_read_each_partition_once(spark, kafka_cluster: KafkaCluster) -> None:
     topic = f"lsrc-cluster-{uuid.uuid4().hex[:8]}"
-    kafka_cluster.tools.create_topic(topic, partitions=3, replication=3)
+    kafka_cluster.create_topic(topic, partitions=3, replication=3)
     kafka_cluster.tools.produce_perf(topic, 3000, record_size=80, props={"compression.type": "snappy"})
     dirs = [n.log_dir for n in kafka_cluster.nodes]
     _wait_checkpointed(dirs, kafka_cluster.bootstrap, topic, 3, 3)

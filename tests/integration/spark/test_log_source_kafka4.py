@@ -44,9 +44,9 @@ def stopped(log_broker: KafkaNode, producer_classes: Path, tmp_path_factory: pyt
                    [TopicSpec(topics["open"], "none", ROLLING)], tmp_path_factory.mktemp("sent-open"))
     open_from = min(s.offset for s in sent if s.outcome == "open")
     topics["compacted"] = f"{prefix}compacted"
-    fill_compacted(log_broker.tools, log_broker.bootstrap, topics["compacted"])
+    fill_compacted(log_broker, topics["compacted"])
     topics["multi"] = f"{prefix}multi"
-    log_broker.tools.create_topic(topics["multi"], partitions=3, configs={"segment.bytes": 1 << 20})
+    log_broker.create_topic(topics["multi"], partitions=3, configs={"segment.bytes": 1 << 20})
     log_broker.tools.produce_perf(topics["multi"], 6_000, record_size=120, props={"compression.type": "lz4"})
     wait_compacted(log_broker.log_dir, topics["compacted"])
     log_broker.stop()

@@ -57,7 +57,7 @@ class _Writer(threading.Thread):
 @pytest.fixture
 def live(log_broker: KafkaNode) -> Iterator[tuple[str, _Writer]]:
     topic = f"lsrc-live-{uuid.uuid4().hex[:8]}"
-    log_broker.tools.create_topic(topic, configs=LIVE)
+    log_broker.create_topic(topic, configs=LIVE)
     writer = _Writer(log_broker.bootstrap, topic)
     writer.start()
     yield topic, writer

@@ -17,7 +17,7 @@ def codec_topics(kafka):
     topics = {}
     for codec in CODECS:
         name = f"pykafka-batch-{codec}"
-        kafka.tools.create_topic(name, partitions=3)
+        kafka.create_topic(name, partitions=3)
         kafka.tools.produce_perf(name, 3000, record_size=120, props={"compression.type": codec, "linger.ms": 20})
         topics[codec] = name
     return topics
@@ -67,7 +67,7 @@ def test_offset_json_bounds_and_task_splitting(spark, kafka, codec_topics):
 
 
 def test_headers_null_keys_and_null_values(spark, kafka, topic_name):
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     lines = ([f"h{i}:x{i},h2:{i}\tk{i}\tv{i}" for i in range(20)] + [f"h:1\tnull\tnokey{i}" for i in range(5)]
              + [f"h:null\tk{i}\tnull" for i in range(4)] + ["h:2\tnull\tnull"])
     kafka.tools.run("console-producer", "--topic", topic_name, "--property", "parse.headers=true",

@@ -18,7 +18,7 @@ BASE_TS = 1_700_000_000_000
 def _compacted(kafka, topic: str) -> None:
     # Segments roll at the first record after segment.ms, so rounds a little apart fill several
     # segments; the cleaner then rewrites all but the active one. Keys repeat, and some die.
-    kafka.tools.create_topic(topic, partitions=2, configs={
+    kafka.create_topic(topic, partitions=2, configs={
         "cleanup.policy": "compact", "segment.ms": 100, "min.cleanable.dirty.ratio": 0.01,
         "delete.retention.ms": 100, "min.compaction.lag.ms": 0})
     with Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 0}) as producer:
@@ -82,14 +82,14 @@ def topics(kafka, tmp_path_factory):
     suffix = str(time.time_ns())[-8:]
     names = {kind: f"pykafka-{kind}-{suffix}" for kind in ("compacted", "txn", "lat", "stamps", "deleted")}
     _compacted(kafka, names["compacted"])
-    kafka.tools.create_topic(names["txn"], partitions=2)
+    kafka.create_topic(names["txn"], partitions=2)
     _transactions(kafka, names["txn"])
-    kafka.tools.create_topic(names["lat"], partitions=2, configs={"message.timestamp.type": "LogAppendTime"})
+    kafka.create_topic(names["lat"], partitions=2, configs={"message.timestamp.type": "LogAppendTime"})
     kafka.tools.produce_perf(names["lat"], 500, record_size=50)
     # Its timestamps are years old: without retention.ms=-1 the broker would delete them.
-    kafka.tools.create_topic(names["stamps"], partitions=3, configs={"retention.ms": -1})
+    kafka.create_topic(names["stamps"], partitions=3, configs={"retention.ms": -1})
     _stamped(kafka, names["stamps"])
-    kafka.tools.create_topic(names["deleted"], partitions=2)
+    kafka.create_topic(names["deleted"], partitions=2)
     kafka.tools.produce_perf(names["deleted"], 1000, record_size=30, props={
         "partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner"})
     _delete_records(kafka, tmp_path_factory.mktemp("delete-records"), names["deleted"], 0, 200)

@@ -17,7 +17,7 @@ APP = Path(__file__).parent / "apps" / "pykafka_to_parquet.py"
 @pytest.fixture(scope="module")
 def deploy_topic(kafka):
     name = "pykafka-deploy"
-    kafka.tools.create_topic(name, partitions=3)
+    kafka.create_topic(name, partitions=3)
     kafka.tools.produce_perf(name, 2000, record_size=80, props={"compression.type": "zstd"})
     return name
 

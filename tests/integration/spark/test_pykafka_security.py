@@ -20,7 +20,7 @@ def jaas(password: str) -> str:
 @pytest.fixture(scope="module")
 def secure_topic(kafka):
     name = "pykafka-secure"
-    kafka.tools.create_topic(name, partitions=2)
+    kafka.create_topic(name, partitions=2)
     kafka.tools.produce_perf(name, 400, record_size=40)
     return name
 

@@ -38,7 +38,7 @@ def preferred_leader_election(cluster, topic: str) -> None:
 
 @pytest.fixture
 def queries(spark, kafka_cluster, topic_name, tmp_path) -> Iterator[dict]:
-    kafka_cluster.tools.create_topic(topic_name, partitions=PARTITIONS, replication=3,
+    kafka_cluster.create_topic(topic_name, partitions=PARTITIONS, replication=3,
                                      configs={"min.insync.replicas": 2})
     started = {}
     for fmt in ("pykafka", "kafka"):

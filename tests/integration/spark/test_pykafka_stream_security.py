@@ -46,7 +46,7 @@ def run_available_now(*args):
 @pytest.fixture(scope="module")
 def secure_stream_topic(kafka):
     name = "pykafka-stream-secure"
-    kafka.tools.create_topic(name, partitions=2)
+    kafka.create_topic(name, partitions=2)
     kafka.tools.produce_perf(name, 400, record_size=40)
     return name
 

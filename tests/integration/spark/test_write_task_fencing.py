@@ -43,7 +43,7 @@ def wait_for(condition, timeout: float = 30.0) -> None:
 
 
 def test_a_retried_task_fences_the_attempt_it_replaces(kafka, topic_name) -> None:
-    kafka.tools.create_topic(topic_name, partitions=2)
+    kafka.create_topic(topic_name, partitions=2)
     sink = SinkOptions(kafka={"bootstrap.servers": kafka.bootstrap, "linger.ms": "0"}, topic=topic_name,
                        exactly_once=True, transactional_id_prefix=f"fence-{uuid.uuid4().hex[:8]}")
     txn_id = transactional_id(sink.transactional_id_prefix or "", 3)

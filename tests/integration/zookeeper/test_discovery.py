@@ -22,7 +22,7 @@ from kafka_spark.zookeeper.topics import topic_names, topic_partitions
 @pytest.mark.parametrize("broker_fixture", ["kafka39", "kafka39_legacy"])
 def test_zookeeper_view_equals_the_metadata_api(request, broker_fixture, topic_name):
     broker = request.getfixturevalue(broker_fixture)
-    broker.tools.create_topic(topic_name, partitions=4)
+    broker.create_topic(topic_name, partitions=4)
     with KafkaClient({"bootstrap.servers": broker.bootstrap}) as client:
         md = client.metadata([topic_name])
     with ZooKeeperSession(ZooKeeperSettings(broker.zookeeper_connect)) as zk:
@@ -39,7 +39,7 @@ def test_zookeeper_view_equals_the_metadata_api(request, broker_fixture, topic_n
 
 def test_a_read_through_zookeeper_equals_one_through_the_brokers(kafka39_legacy, topic_name):
     # The legacy broker lives under the chroot /legacy and stores message format v1.
-    kafka39_legacy.tools.create_topic(topic_name, partitions=3)
+    kafka39_legacy.create_topic(topic_name, partitions=3)
     produce(kafka39_legacy.bootstrap, topic_name, 90)
     ends = latest(kafka39_legacy.bootstrap, topic_name)
 
@@ -86,7 +86,7 @@ def test_a_broker_restarted_on_a_new_port_is_found_again(zookeeper, tmp_path, to
 
     broker = Kafka39Broker(zookeeper, tmp_path / "moving", broker_id=5, zk_root="/moving").start()
     try:
-        broker.tools.create_topic(topic_name, partitions=1)
+        broker.create_topic(topic_name, partitions=1)
         produce(broker.bootstrap, topic_name, 10, partitions=1)
         with Cluster({"zookeeper.connect": broker.zookeeper_connect}) as cluster:
             first = [r["value"] for b in fetch_range(cluster, topic_name, 0, 0, 10) for r in b.to_pylist()]

@@ -69,7 +69,7 @@ def test_a_session_survives_an_ensemble_member_going_away(ensemble, topic_name):
 
 
 def test_zk_commands(kafka39, topic_name, capsys):
-    kafka39.tools.create_topic(topic_name, partitions=2)
+    kafka39.create_topic(topic_name, partitions=2)
     produce(kafka39.bootstrap, topic_name, 20, partitions=2)
     group = f"cli-{topic_name}"
     shell_write_offsets(kafka39.zookeeper_connect, group, {TopicPartition(topic_name, 0): 4})

@@ -40,7 +40,7 @@ def stream_rows(spark, options: dict[str, str], name: str, checkpoint: Path) -> 
 def test_reads_through_zookeeper_equal_reads_through_the_brokers(spark, kafka39, kafka39_legacy, topic_name,
                                                                   tmp_path):
     for n, broker in enumerate((kafka39, kafka39_legacy)):  # at the root, and under the chroot /legacy
-        broker.tools.create_topic(topic_name, partitions=3)
+        broker.create_topic(topic_name, partitions=3)
         produce(broker.bootstrap, topic_name, 60 + n)
         via_zk = {"kafka.zookeeper.connect": broker.zookeeper_connect, "subscribe": topic_name,
                   "startingOffsets": "earliest"}
@@ -54,7 +54,7 @@ def test_reads_through_zookeeper_equal_reads_through_the_brokers(spark, kafka39,
 
 
 def test_starting_offsets_from_a_zookeeper_group(spark, kafka39, topic_name):
-    kafka39.tools.create_topic(topic_name, partitions=3)
+    kafka39.create_topic(topic_name, partitions=3)
     produce(kafka39.bootstrap, topic_name, 90)
     group = f"camus-{topic_name}"
     # The old consumer stood at 10 and 25 of partitions 0 and 1; it never read partition 2.
@@ -67,7 +67,7 @@ def test_starting_offsets_from_a_zookeeper_group(spark, kafka39, topic_name):
 
 
 def test_a_load_starts_at_the_old_consumers_offsets_and_publishes_there(spark, kafka39, topic_name, tmp_path):
-    kafka39.tools.create_topic(topic_name, partitions=3)
+    kafka39.create_topic(topic_name, partitions=3)
     produce(kafka39.bootstrap, topic_name, 60)
     group = f"legacy-{topic_name}"
     shell_write_offsets(kafka39.zookeeper_connect, group, {TopicPartition(topic_name, p): 5 * (p + 1)
@@ -143,13 +143,13 @@ def stream_through(spark, broker, zk_event, topic: str, table: Path) -> None:
 
 
 def test_a_stream_survives_a_zookeeper_restart(spark, kafka39, zookeeper, topic_name, tmp_path):
-    kafka39.tools.create_topic(topic_name, partitions=3)
+    kafka39.create_topic(topic_name, partitions=3)
     stream_through(spark, kafka39, lambda stage: zookeeper.stop() if stage == "down" else zookeeper.start(),
                    topic_name, tmp_path / "t")
 
 
 def test_a_stream_survives_an_ensemble_member_going_away(spark, ensemble_kafka, ensemble, topic_name, tmp_path):
-    ensemble_kafka.tools.create_topic(topic_name, partitions=3)
+    ensemble_kafka.create_topic(topic_name, partitions=3)
     lost = ensemble.nodes[0]
     try:
         stream_through(spark, ensemble_kafka, lambda stage: lost.stop() if stage == "down" else None,

@@ -1,0 +1,95 @@
+"""How the suite runs side by side (pytest-xdist, `--dist loadgroup`): which tests share a worker and in what
+order the work goes out.
+
+- A file's tests stay on one worker, so its module fixtures (seeded topics, broker-written segments) are set
+  up once.
+- Files that use a server few tests need (the 3-node cluster, ZooKeeper and Kafka 3.9, the standalone
+  cluster, the S3 server, ...) join that server's group, so each such server starts once per run.
+- The groups that took longest in the last measured run go first, so that no long one starts last and
+  leaves the other workers idle. `durations.json` holds those seconds per file; it only orders the work, so
+  a stale file costs time, never a result. Refresh it from a run's JUnit XML:
+
+      .venv/bin/python -m pytest -n 3 --junitxml=run.xml && .venv/bin/python tests/scheduling.py run.xml
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).parent
+DURATIONS = TESTS / "durations.json"
+# A file not measured yet: about what a small integration file takes.
+UNMEASURED_SECONDS = 10.0
+
+# Session fixtures of rarely used servers -> their group; the first one a test uses names it.
+SERVER_GROUPS = {
+    "kafka_cluster": "cluster",
+    "ensemble": "zookeeper",
+    "ensemble_kafka": "zookeeper",
+    "zookeeper": "zookeeper",
+    "kafka39": "zookeeper",
+    "kafka39_legacy": "zookeeper",
+    "standalone": "standalone",
+    "log_broker": "log-broker",
+    "s3": "s3",
+}
+
+
+def test_file(item: pytest.Item) -> str:
+    """The test's file, relative to tests/ (the key of durations.json)."""
+    return Path(str(item.fspath)).resolve().relative_to(TESTS.resolve()).as_posix()
+
+
+def server_group(item: pytest.Item) -> str | None:
+    used = getattr(item, "fixturenames", ())
+    return next((group for fixture, group in SERVER_GROUPS.items() if fixture in used), None)
+
+
+def measured() -> dict[str, float]:
+    try:
+        return {str(k): float(v) for k, v in json.loads(DURATIONS.read_text()).items()}
+    except (OSError, ValueError):
+        return {}
+
+
+def schedule(items: list[pytest.Item]) -> None:
+    """Mark every item with its xdist group and sort the items longest group first (stable within one)."""
+    group_of_file: dict[str, str] = {}
+    for item in items:
+        file = test_file(item)
+        group = server_group(item)
+        if group is not None:
+            group_of_file[file] = group
+    seconds = measured()
+    files = {test_file(item) for item in items}
+    cost: dict[str, float] = defaultdict(float)
+    for file in files:
+        cost[group_of_file.get(file, file)] += seconds.get(file, UNMEASURED_SECONDS)
+    order = {id(item): n for n, item in enumerate(items)}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(group_of_file.get(test_file(item), test_file(item))))
+    items.sort(key=lambda item: (-cost[group_of_file.get(test_file(item), test_file(item))], order[id(item)]))
+
+
+def update(junit_xml: Path) -> dict[str, float]:
+    """Seconds per test file from a JUnit XML report (setup, call and teardown), written to durations.json."""
+    totals: dict[str, float] = defaultdict(float)
+    for case in ET.parse(junit_xml).getroot().iter("testcase"):
+        file = case.get("file") or case.get("classname", "").replace(".", "/") + ".py"
+        file = file.removeprefix("tests/")
+        totals[file] += float(case.get("time") or 0.0)
+    rounded = {file: round(total, 1) for file, total in sorted(totals.items())}
+    DURATIONS.write_text(json.dumps(rounded, indent=1) + "\n")
+    return rounded
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python tests/scheduling.py RUN.xml")
+    print(f"{len(update(Path(sys.argv[1])))} files measured into {DURATIONS}")
