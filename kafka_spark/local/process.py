@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kafka_spark.errors import KafkaSparkError
+from kafka_spark.local.class_archive import sharing_options
 
 _LIVE: weakref.WeakSet[ServerProcess] = weakref.WeakSet()
 
@@ -155,4 +156,7 @@ def java_argv(classpath: str, main: str, args: Sequence[str], heap: str = "512m"
     """A `java` command line; `short_lived` trades peak speed for a faster start (CLI tools)."""
     tuning = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"] if short_lived else [
         "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExplicitGCInvokesConcurrent"]
-    return ["java", f"-Xmx{heap}", *tuning, "-Djava.awt.headless=true", *props, "-cp", classpath, main, *args]
+    # pre-parsed classes (class_archive.py); a tool that finds no archive writes one as it exits
+    sharing = sharing_options(classpath, main, write=short_lived)
+    return ["java", f"-Xmx{heap}", *tuning, *sharing, "-Djava.awt.headless=true", *props, "-cp", classpath, main,
+            *args]

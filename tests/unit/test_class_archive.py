@@ -85,3 +85,40 @@ def test_spark_submit_gets_one_driver_java_options(cache: Path) -> None:
 def test_java_is_the_one_spark_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("JAVA_HOME", raising=False)
     assert class_archive.spark_java() == Path(shutil.which("java") or "").resolve()
+
+
+# ---- the Kafka and ZooKeeper JVMs --------------------------------------------------------------------------
+
+
+def jar_folder(root: Path, *jars: tuple[str, bytes]) -> str:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, content in jars:
+        (root / name).write_bytes(content)
+    return f"{root}/*"
+
+
+def test_a_jvm_archive_is_keyed_on_the_main_class_and_every_jar(cache: Path, tmp_path: Path) -> None:
+    cp = jar_folder(tmp_path / "a", ("x.jar", b"1"), ("y.jar", b"22"))
+    path = class_archive.jvm_archive_path(cp, "org.example.Tool")
+    assert path is not None and path.parent == cache / "jvm" and path.name.startswith("Tool-")
+    assert class_archive.jvm_archive_path(cp, "org.example.Tool") == path
+    assert class_archive.jvm_archive_path(cp, "org.example.Other") != path
+    (tmp_path / "a" / "y.jar").write_bytes(b"333")  # another build of a jar
+    assert class_archive.jvm_archive_path(cp, "org.example.Tool") != path
+    # a folder of classes is not covered by the key: no archive for it
+    assert class_archive.jvm_archive_path(f"{tmp_path / 'classes'}{os.pathsep}{cp}", "org.example.Tool") is None
+
+
+def test_tools_write_an_archive_servers_only_use_one(cache: Path, tmp_path: Path) -> None:
+    cp = jar_folder(tmp_path / "a", ("x.jar", b"1"))
+    assert class_archive.sharing_options(cp, "org.example.Server", write=False) == []
+    (dump,) = [o for o in class_archive.sharing_options(cp, "org.example.Tool", write=True)
+               if o.startswith(class_archive.DUMP_OPTION)]
+    partial = Path(dump.split("=", 1)[1])
+    assert partial.parent == cache / "jvm" and partial.name.endswith(".partial") and not partial.exists()
+    path = class_archive.jvm_archive_path(cp, "org.example.Server")
+    assert path is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"archive")
+    options = class_archive.sharing_options(cp, "org.example.Server", write=False)
+    assert options[0] == f"-XX:SharedArchiveFile={path}" and "-XX:+VerifySharedSpaces" in options
