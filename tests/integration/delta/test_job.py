@@ -130,3 +130,22 @@ def test_max_records_must_be_a_positive_whole_number(value: str):
 
     with pytest.raises(ConfigError, match="--max-records"):
         job.read_config(["--max-records", value])
+
+
+def test_kafka_spark_load_runs_the_same_application_without_spark_submit(kafka, topic_name: str, tmp_path: Path):
+    """`kafka-spark load` (here `python -m kafka_spark load`), from a directory that is not a checkout, with the
+    vocabulary's names and a --command-config file."""
+    import subprocess
+    import sys
+
+    kafka.tools.create_topic(topic_name, partitions=2)
+    produce(kafka.bootstrap, topic_name, 300)
+    props = tmp_path / "client.properties"
+    props.write_text("client.id=kafka-spark-load-test\n")
+    proc = subprocess.run([sys.executable, "-m", "kafka_spark", "load", "-b", kafka.bootstrap, "--topic", topic_name,
+                           "--table", "orders", "--sink-id", "cli", "--command-config", str(props), "--json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=400, check=False)
+    run = summary(proc)
+    assert run["status"] == "committed" and run["rows"] == 300 and run["sink"] == "cli"
+    assert run["table"] == str(tmp_path / "orders")
+    assert len(table_rows(tmp_path / "orders")) == 300
