@@ -24,7 +24,8 @@ DESCRIPTION = ("Load Kafka topics into a Delta table; the Kafka offsets are comm
                "transaction as the rows, so every run resumes exactly where the last commit ended.")
 EPILOG = ("With no broker (no --bootstrap-server, none in --config) it starts or reuses the local broker, seeds "
           f"topic {SAMPLE_TOPIC!r} with sample page views if it is empty, and loads it into ./{SAMPLE_TABLE}. "
-          f"Stop that broker with: {STOP_HINT}")
+          f"Ctrl-C or SIGTERM stops a run at once (exit 130 or 143): what it had not committed, the next run "
+          f"loads. Stop that broker with: {STOP_HINT}")
 
 
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
