@@ -8,8 +8,16 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
+from kafka_spark.app.flags import (
+    add_data_loss_option,
+    add_hidden,
+    add_isolation_option,
+    add_one_topic_option,
+    add_partition_option,
+    partitions_of,
+)
+from kafka_spark.app.values import parse_bool, parse_time
 from kafka_spark.cli.metadata_cmd import add_client_args, client_from_args
-from kafka_spark.cli.offsets_cmd import parse_time
 from kafka_spark.client import KafkaClient, TopicPartition
 from kafka_spark.errors import ConfigError
 
@@ -17,16 +25,19 @@ from kafka_spark.errors import ConfigError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("consume", help="read a range of offsets and print the records (or JSON lines)")
     add_client_args(p)
-    p.add_argument("--topic", required=True)
-    p.add_argument("--partition", action="append", type=int, default=[], help="only this partition (repeatable)")
-    p.add_argument("--from", dest="start", default="earliest",
-                   help="earliest, latest, an offset, or @TIME (epoch ms or ISO-8601); default earliest")
-    p.add_argument("--to", dest="end", default="latest",
-                   help="latest, an offset (exclusive), or @TIME; default latest")
-    p.add_argument("--max", type=int, help="stop after this many records per partition")
-    p.add_argument("--isolation-level", choices=["read_uncommitted", "read_committed"])
-    p.add_argument("--skip-lost", action="store_true",
-                   help="skip offsets deleted by retention instead of failing (failOnDataLoss=false)")
+    add_one_topic_option(p)
+    add_partition_option(p)
+    p.add_argument("--offset", dest="start", default="earliest", metavar="WHERE",
+                   help="where to start: earliest (default), latest, an offset, or @TIME (epoch ms or ISO-8601)")
+    add_hidden(p, "--from", dest="start")
+    p.add_argument("--end-offset", dest="end", default="latest", metavar="WHERE",
+                   help="where to stop (exclusive): latest (default), an offset, or @TIME")
+    add_hidden(p, "--to", dest="end")
+    p.add_argument("--max-messages", dest="max", type=int, metavar="N",
+                   help="stop after this many records per partition")
+    add_hidden(p, "--max", dest="max", type=int)
+    add_isolation_option(p)
+    add_data_loss_option(p)
     p.add_argument("--base64", action="store_true", help="JSON: keys and values as base64 instead of UTF-8 text")
     p.set_defaults(run=run)
 
@@ -39,7 +50,7 @@ def _resolve(client: KafkaClient, tps: list[TopicPartition], spec: str, isolatio
     if spec == "latest":
         return client.latest_offsets(tps, isolation)
     if spec.startswith("@"):
-        found = client.offsets_for_times(dict.fromkeys(tps, parse_time(spec[1:])), isolation)
+        found = client.offsets_for_times(dict.fromkeys(tps, parse_time(spec[1:], f"--{what}")), isolation)
         ends = client.latest_offsets(tps, isolation)
         return {tp: ends[tp] if found[tp] is None else found[tp] for tp in tps}
     try:
@@ -58,11 +69,13 @@ def _text(data: bytes | None, b64: bool) -> str | None:
 def run(args: argparse.Namespace) -> int:
     extra = {"isolation.level": args.isolation_level} if args.isolation_level else {}
     with client_from_args(args, extra) as client:
-        tps = [tp for tp in client.partitions(args.topic) if not args.partition or tp.partition in args.partition]
+        wanted = partitions_of(args)
+        tps = [tp for tp in client.partitions(args.topic) if wanted is None or tp.partition in wanted]
         if not tps:
-            raise ConfigError(f"{args.topic} has no partition {args.partition}")
-        starts = _resolve(client, tps, args.start, args.isolation_level, "from")
-        ends = _resolve(client, tps, args.end, args.isolation_level, "to")
+            raise ConfigError(f"{args.topic} has no partition {sorted(wanted or [])}")
+        fail_on_data_loss = parse_bool(args.fail_on_data_loss or "true", "--fail-on-data-loss")
+        starts = _resolve(client, tps, args.start, args.isolation_level, "offset")
+        ends = _resolve(client, tps, args.end, args.isolation_level, "end-offset")
         total = 0
         for tp in tps:
             start, end = starts[tp], ends[tp]
@@ -71,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             if end <= start:
                 continue
             reader = client.fetch(tp.topic, tp.partition, start, end, include_headers=True,
-                                  fail_on_data_loss=not args.skip_lost)
+                                  fail_on_data_loss=fail_on_data_loss)
             shown = 0
             for batch in reader:
                 for row in batch.to_pylist():

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
+from kafka_spark.app.flags import add_sink_id_option
 from kafka_spark.cli.metadata_cmd import add_client_args, client_props, has_cluster
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.lag import SinkLag, table_lag
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("delta-offsets", help="Kafka offsets committed in a Delta table per sink; lag with -b")
     p.add_argument("table", help="the Delta table: a directory, a file: URI, a store URI (s3a://, abfss://, gs://, "
                                  "hdfs://), or under spark-submit a catalog name (db.table)")
-    p.add_argument("--sink", metavar="ID", help="only this sink id")
+    add_sink_id_option(p, "only this sink id")
     p.add_argument("--conf", dest="hadoop", action="append", default=[], metavar="KEY=VALUE",
                    help="a Hadoop setting of the table's store, as given to Spark (spark.hadoop.fs.s3a.endpoint=... "
                         "or fs.s3a.endpoint=...), repeatable; AWS_* environment variables are read too")
@@ -85,14 +86,14 @@ def run(args: argparse.Namespace) -> int:
     location = _locate(args)
     props = client_props(args)
     if has_cluster(props):
-        lags = table_lag(location, props, args.sink)
+        lags = table_lag(location, props, args.sink_id)
         return _print_lags(args.table, lags, args.json)
     positions = committed_positions(location)
-    if args.sink is not None:
-        if args.sink not in positions:
+    if args.sink_id is not None:
+        if args.sink_id not in positions:
             known = ", ".join(sorted(positions)) or "none"
-            raise ConfigError(f"sink {args.sink!r} has not committed to {args.table} (sinks: {known})")
-        positions = {args.sink: positions[args.sink]}
+            raise ConfigError(f"sink {args.sink_id!r} has not committed to {args.table} (sinks: {known})")
+        positions = {args.sink_id: positions[args.sink_id]}
     return _print_positions(args.table, positions, args.json)
 
 

@@ -12,12 +12,14 @@ from kafka_spark.errors import ConfigError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("groups", help="list consumer groups, describe one, or show its lag")
     p.add_argument("action", choices=["list", "describe", "lag"])
-    p.add_argument("group", nargs="?", help="the group id (describe, lag)")
+    p.add_argument("group", nargs="?", help="the group id (describe, lag); or --group")
+    p.add_argument("--group", dest="group_option", metavar="GROUP", help="the group id, as Kafka's tools take it")
     add_client_args(p)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    args.group = args.group_option or args.group
     if args.action != "list" and not args.group:
         raise ConfigError(f"groups {args.action} needs a group id")
     with client_from_args(args) as client:

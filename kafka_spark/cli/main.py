@@ -11,17 +11,19 @@ from kafka_spark.cli import (
     delta_offsets_cmd,
     dump_log_cmd,
     groups_cmd,
+    load_cmd,
     local_cmd,
     metadata_cmd,
     offsets_cmd,
     produce_cmd,
+    stream_cmd,
     zk_cmd,
 )
 from kafka_spark.errors import KafkaSparkError
 
 COMMANDS = (
     local_cmd, metadata_cmd, offsets_cmd, groups_cmd, produce_cmd, consume_cmd, delta_offsets_cmd, dump_log_cmd,
-    zk_cmd,
+    zk_cmd, load_cmd, stream_cmd,
 )
 
 

@@ -6,43 +6,16 @@ import argparse
 import json
 from typing import Any
 
+from kafka_spark.app.flags import add_connection_options, add_topic_options, client_props, has_cluster, topics_of
 from kafka_spark.client import KafkaClient
-from kafka_spark.client.config import load_properties, parse_overrides
 from kafka_spark.errors import ERROR_CODES, ConfigError
+
+__all__ = ["add_client_args", "client_from_args", "client_props", "has_cluster"]
 
 
 def add_client_args(p: argparse.ArgumentParser) -> None:
-    """The connection options of every command that talks to a cluster."""
-    p.add_argument("-b", "--bootstrap-server", help="comma-separated host:port list (bootstrap.servers)")
-    p.add_argument("--zookeeper", metavar="HOST:PORT[,...][/CHROOT]",
-                   help="discover the brokers of a ZooKeeper-mode cluster from its ZooKeeper (zookeeper.connect)")
-    p.add_argument("--command-config", metavar="FILE",
-                   help="a Java client .properties file (security.protocol, sasl.*, ssl.*, ...)")
-    p.add_argument("-X", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="a client property, repeatable (e.g. -X security.protocol=SSL)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-
-
-def client_props(args: argparse.Namespace) -> dict[str, Any]:
-    """Client properties from --command-config, -X, --bootstrap-server and --zookeeper (later ones win); may
-    lack a bootstrap."""
-    props: dict[str, Any] = {}
-    if args.command_config:
-        try:
-            props.update(load_properties(args.command_config))
-        except OSError as exc:
-            raise ConfigError(f"--command-config: cannot read {args.command_config}: {exc.strerror}") from None
-    props.update(parse_overrides(args.overrides))
-    if args.bootstrap_server:
-        props["bootstrap.servers"] = args.bootstrap_server
-    if args.zookeeper:
-        props["zookeeper.connect"] = args.zookeeper
-    return props
-
-
-def has_cluster(props: dict[str, Any]) -> bool:
-    """Whether the properties say where the brokers are (directly or through ZooKeeper)."""
-    return "bootstrap.servers" in props or "zookeeper.connect" in props
+    """The connection options of every command that talks to a cluster (defined once, in app/flags.py)."""
+    add_connection_options(p)
 
 
 def client_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = None) -> KafkaClient:
@@ -57,16 +30,16 @@ def client_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = No
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("metadata", help="show brokers, topics, partitions, leaders and replicas")
     add_client_args(p)
-    p.add_argument("--topic", action="append", default=[], help="only this topic (repeatable)")
-    p.add_argument("--pattern", help="only topics in which this regular expression is found (as subscribePattern)")
+    add_topic_options(p, what="only this topic")
     p.add_argument("--internal", action="store_true", help="include internal topics (__consumer_offsets, ...)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
-        md = client.metadata(args.topic or None)
-        names = sorted(args.topic) if args.topic else md.matching(args.pattern or ".*", args.internal)
+        wanted = topics_of(args)
+        md = client.metadata(wanted or None)
+        names = sorted(wanted) if wanted else md.matching(args.pattern or ".*", args.internal)
         topics = [md.topics[n] for n in names if n in md.topics]
         if args.json:
             print(json.dumps({

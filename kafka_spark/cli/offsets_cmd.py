@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import datetime, timezone
 
+from kafka_spark.app.flags import (
+    add_isolation_option,
+    add_partition_option,
+    add_topic_options,
+    partitions_of,
+    topics_of,
+)
+from kafka_spark.app.values import parse_time
 from kafka_spark.cli.metadata_cmd import add_client_args, client_from_args
 from kafka_spark.client import EARLIEST, LATEST, KafkaClient, TopicPartition
 from kafka_spark.errors import ConfigError
@@ -14,45 +21,24 @@ from kafka_spark.errors import ConfigError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("offsets", help="earliest, latest or by-time offsets of topic partitions")
     add_client_args(p)
-    p.add_argument("--topic", action="append", default=[], help="a topic (repeatable)")
-    p.add_argument("--pattern", help="topics in which this regular expression is found (as subscribePattern)")
-    p.add_argument("--partitions", help="comma-separated partition numbers (default: all)")
+    add_topic_options(p)
+    add_partition_option(p)
     which = p.add_mutually_exclusive_group()
     which.add_argument("--earliest", action="store_true", help="the first available offsets")
     which.add_argument("--latest", action="store_true", help="the end offsets (the default)")
     which.add_argument("--time", help="the first offset at or after a time: epoch milliseconds or ISO-8601")
-    p.add_argument("--isolation-level", choices=["read_uncommitted", "read_committed"],
-                   help="read_committed: latest is the last stable offset")
+    add_isolation_option(p)
     p.set_defaults(run=run)
 
 
-def parse_time(text: str) -> int:
-    """Epoch milliseconds from digits or an ISO-8601 date/time (UTC unless it names a zone)."""
-    if text.strip().lstrip("-").isdigit():
-        return int(text)
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise ConfigError(f"--time: {text!r} is neither epoch milliseconds nor an ISO-8601 time") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return int(moment.timestamp() * 1000)
-
-
 def selected_partitions(client: KafkaClient, topics: list[str], pattern: str | None,
-                        partitions: str | None) -> list[TopicPartition]:
-    """The partitions named by --topic/--pattern/--partitions."""
+                        wanted: set[int] | None) -> list[TopicPartition]:
+    """The partitions named by --topic/--pattern/--partition."""
     names = list(topics)
     if pattern:
         names += client.topics(pattern)
     if not names:
         raise ConfigError("give --topic or --pattern")
-    wanted = None
-    if partitions:
-        try:
-            wanted = {int(x) for x in partitions.split(",") if x.strip()}
-        except ValueError:
-            raise ConfigError(f"--partitions: {partitions!r} is not a list of numbers") from None
     out = []
     for name in dict.fromkeys(names):
         out += [tp for tp in client.partitions(name) if wanted is None or tp.partition in wanted]
@@ -61,9 +47,9 @@ def selected_partitions(client: KafkaClient, topics: list[str], pattern: str | N
 
 def run(args: argparse.Namespace) -> int:
     with client_from_args(args) as client:
-        tps = selected_partitions(client, args.topic, args.pattern, args.partitions)
+        tps = selected_partitions(client, topics_of(args), args.pattern, partitions_of(args))
         if args.time is not None:
-            ts = parse_time(args.time)
+            ts = parse_time(args.time, "--time")
             found = client.offsets_for_times(dict.fromkeys(tps, ts), args.isolation_level)
             offsets = {tp: (-1 if o is None else o) for tp, o in found.items()}
         else:

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+from kafka_spark.app.flags import add_one_topic_option
 from kafka_spark.cli.metadata_cmd import add_client_args, client_from_args
 from kafka_spark.errors import ConfigError
 
@@ -16,7 +17,7 @@ from kafka_spark.errors import ConfigError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("produce", help="send records from stdin or a file, one per line")
     add_client_args(p)
-    p.add_argument("--topic", required=True)
+    add_one_topic_option(p)
     p.add_argument("--file", help="read lines from this file instead of stdin")
     p.add_argument("--key-separator", help="split each line into key and value at the first separator")
     p.add_argument("--header", action="append", default=[], metavar="KEY=VALUE",

@@ -6,6 +6,7 @@ import argparse
 import json
 from typing import Any
 
+from kafka_spark.app.flags import add_topic_options, topics_of
 from kafka_spark.cli.metadata_cmd import add_client_args, client_from_args, client_props
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.errors import ConfigError
@@ -24,8 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                   "from ZooKeeper (read-only)")
     p.add_argument("action", choices=ACTIONS, help="brokers; topics; groups (under /consumers); offsets or "
                                                    "lag of one group (lag asks the brokers for their ends)")
-    p.add_argument("group", nargs="?", help="the old consumer group (offsets, lag)")
-    p.add_argument("--topic", action="append", default=[], help="only this topic (repeatable)")
+    p.add_argument("group", nargs="?", help="the old consumer group (offsets, lag); or --group")
+    p.add_argument("--group", dest="group_option", metavar="GROUP", help="the old consumer group")
+    add_topic_options(p, what="only this topic", pattern=False)
     add_client_args(p)
     p.set_defaults(run=run)
 
@@ -38,6 +40,8 @@ def _settings(args: argparse.Namespace) -> ZooKeeperSettings:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.group = args.group_option or args.group
+    args.topic = topics_of(args)
     if args.action in ("offsets", "lag") and not args.group:
         raise ConfigError(f"zk {args.action} needs a group")
     settings = _settings(args)

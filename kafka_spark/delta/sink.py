@@ -170,7 +170,7 @@ def apply_transform(df, transform: str | Transform | None):
     if callable(transform):
         return transform(df)
     text = transform.strip()
-    if text.lower().startswith(("select", "with")):
+    if is_sql(text):
         # The view and the query use the frame's own session: a micro-batch's frame lives in the
         # stream's session, not the one that started the query. spark.sql resolves the view while
         # it analyses the query, so the result keeps this batch's data after the view is replaced.
@@ -179,6 +179,18 @@ def apply_transform(df, transform: str | Transform | None):
             df.createOrReplaceTempView("kafka")
             return session.sql(text)
     return resolve_callable(text)(df)
+
+
+def is_sql(text: str) -> bool:
+    """Whether a transform's text is a SQL query (else it names a `module:function`)."""
+    return text.strip().lower().startswith(("select", "with"))
+
+
+def resolve_transform(transform: str | Transform | None) -> str | Transform | None:
+    """A transform checked before any Spark work: SQL as it is, a `module:function` path imported now."""
+    if transform is None or callable(transform) or is_sql(transform):
+        return transform
+    return resolve_callable(transform.strip())
 
 
 def resolve_callable(path: str) -> Transform:

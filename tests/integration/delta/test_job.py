@@ -11,7 +11,6 @@ from delta_support import (
     JOBS,
     check_example_config,
     embedded_env,
-    job_module,
     latest,
     produce,
     run_job,
@@ -74,7 +73,8 @@ def test_errors_are_one_line_with_a_non_zero_exit(kafka, topic_name: str, tmp_pa
 def test_spark_errors_become_one_line():
     from pyspark.errors import AnalysisException, PythonException
 
-    job = job_module(JOBS / "job_common.py")
+    from kafka_spark.app import exits as job
+
     analysis = AnalysisException(
         "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `nope` cannot be "
         "resolved. Did you mean one of the following? [`key`, `value`]. SQLSTATE: 42703; line 1 pos 7;\n"
@@ -118,14 +118,34 @@ def test_embedded_default_seeds_loads_then_is_up_to_date(tmp_path: Path):
 
 
 def test_example_config_documents_every_key():
-    job = job_module(JOB)
+    from kafka_spark.app import load as job
+
     check_example_config(job, "kafka-to-delta.toml", job.LoadConfig())
 
 
 @pytest.mark.parametrize("value", ["1.5", "-3", "true"])
 def test_max_records_must_be_a_positive_whole_number(value: str):
-    job = job_module(JOB)
+    from kafka_spark.app import load as job
     from kafka_spark.errors import ConfigError
 
     with pytest.raises(ConfigError, match="--max-records"):
         job.read_config(["--max-records", value])
+
+
+def test_kafka_spark_load_runs_the_same_application_without_spark_submit(kafka, topic_name: str, tmp_path: Path):
+    """`kafka-spark load` (here `python -m kafka_spark load`), from a directory that is not a checkout, with the
+    vocabulary's names and a --command-config file."""
+    import subprocess
+    import sys
+
+    kafka.tools.create_topic(topic_name, partitions=2)
+    produce(kafka.bootstrap, topic_name, 300)
+    props = tmp_path / "client.properties"
+    props.write_text("client.id=kafka-spark-load-test\n")
+    proc = subprocess.run([sys.executable, "-m", "kafka_spark", "load", "-b", kafka.bootstrap, "--topic", topic_name,
+                           "--table", "orders", "--sink-id", "cli", "--command-config", str(props), "--json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=400, check=False)
+    run = summary(proc)
+    assert run["status"] == "committed" and run["rows"] == 300 and run["sink"] == "cli"
+    assert run["table"] == str(tmp_path / "orders")
+    assert len(table_rows(tmp_path / "orders")) == 300

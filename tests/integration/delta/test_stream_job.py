@@ -1,9 +1,11 @@
 """jobs/stream_to_delta.py as users run it: AvailableNow runs that resume from the table, a clean stop on
-SIGTERM while live records keep arriving (the embedded demo), and one-line errors for bad settings."""
+SIGTERM while live records keep arriving (the embedded demo), the same stops through ./spark-submit.sh as a
+terminal's Ctrl-C and a supervisor's SIGTERM send them, and one-line errors for bad settings."""
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import signal
@@ -17,8 +19,8 @@ from delta_support import (
     JOBS,
     REPO,
     check_example_config,
+    delta_offsets,
     embedded_env,
-    job_module,
     json_lines,
     latest,
     produce,
@@ -123,7 +125,8 @@ def test_bad_settings_are_one_line_errors_before_spark_starts(tmp_path: Path):
 
 
 def test_example_config_documents_every_key():
-    job = job_module(JOB)
+    from kafka_spark.app import stream as job
+
     check_example_config(job, "stream-to-delta.toml", job.StreamConfig())
 
 
@@ -131,8 +134,103 @@ def test_example_config_documents_every_key():
                                               ("500ms", {"processingTime": "500 milliseconds"}),
                                               ("1m", {"processingTime": "60000 milliseconds"})])
 def test_trigger_settings(trigger: str, expected: dict):
-    job = job_module(JOB)
+    from kafka_spark.app import stream as job
+
     config, _ = job.read_config(["--trigger", trigger])
     from kafka_spark.delta import trigger_kwargs
 
     assert trigger_kwargs(config.trigger) == expected
+
+
+# ---- stops through ./spark-submit.sh, as a terminal and a supervisor send them -------------------------------
+
+_BATCH = re.compile(r"^stream-to-delta: micro-batch \d+: committed batch \d+ .*?, ([\d,]+) rows", re.M)
+
+
+def _start_demo_stream(tmp_path: Path) -> tuple[subprocess.Popen[str], dict[str, str], Path, list[str]]:
+    """The demo stream through ./spark-submit.sh in a session of its own (a terminal's foreground group: the
+    script, the JVM and all their children), read until two micro-batches of live records are committed."""
+    env = embedded_env(tmp_path)
+    table = tmp_path / "page_views"
+    cmd = [str(REPO / "spark-submit.sh"), str(JOB), "--table", str(table), "--seed-records", "600",
+           "--sample-rate", "40", "--trigger", "1s"]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    lines: list[str] = []
+    rows: list[int] = []
+    deadline = time.monotonic() + 300
+    assert proc.stdout is not None
+    while time.monotonic() < deadline and not (len(rows) >= 3 and all(rows[1:3])):
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        found = _BATCH.match(line)
+        if found:
+            rows.append(int(found.group(1).replace(",", "")))
+    assert len(rows) >= 3, "".join(lines)[-3000:]
+    return proc, env, table, lines
+
+
+def _finish(proc: subprocess.Popen[str], lines: list[str]) -> tuple[str, str]:
+    out, err = proc.communicate(timeout=180)
+    return "".join(lines) + out, err
+
+
+def _assert_no_trace(text: str) -> None:
+    assert "Traceback" not in text, text[-3000:]
+    assert not re.search(r"^\s+at [\w.$]+\(", text, re.M), text[-3000:]  # a Java stack frame
+    assert "error:" not in text, text[-3000:]
+
+
+def _assert_exact(table: Path, env: dict[str, str]) -> int:
+    """Every committed offset is a row of the table, once; the number of rows."""
+    committed = json.loads(delta_offsets(str(table), "--json", env=env).stdout)["default"]["offsets"]
+    rows = table_rows(table)
+    assert len({(r["partition"], r["offset"]) for r in rows}) == len(rows)
+    assert len(rows) == sum(committed["page_views"].values())
+    return len(rows)
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
+def test_spark_submit_stops_after_the_micro_batch_in_flight(tmp_path: Path, how: str):
+    proc, env, table, lines = _start_demo_stream(tmp_path)
+    try:
+        if how == "ctrl-c":
+            os.killpg(proc.pid, signal.SIGINT)  # a terminal: the whole foreground process group
+        else:
+            os.kill(proc.pid, signal.SIGTERM)  # systemd, Kubernetes: the started process only
+        asked = time.monotonic()
+        out, err = _finish(proc, lines)
+        assert proc.returncode == 0, out[-3000:] + err[-3000:]
+        assert time.monotonic() - asked < 60
+        assert "stream-to-delta: stopping: letting the micro-batch in flight finish..." in out
+        summary_line = re.search(r"^stream-to-delta: stopped after (\d+) committed micro-batches, ([\d,]+) rows",
+                                 out, re.M)
+        assert summary_line, out[-3000:]
+        assert "kafka-spark local stop" in out
+        _assert_no_trace(out + err)
+        assert _assert_exact(table, env) == int(summary_line.group(2).replace(",", ""))
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        stop_local_broker(env)
+
+
+def test_spark_submit_stops_at_once_on_a_second_ctrl_c(tmp_path: Path):
+    proc, env, table, lines = _start_demo_stream(tmp_path)
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.5)
+        os.killpg(proc.pid, signal.SIGINT)
+        asked = time.monotonic()
+        out, err = _finish(proc, lines)
+        assert proc.returncode == 130, out[-3000:] + err[-3000:]
+        assert time.monotonic() - asked < 15
+        assert "stream-to-delta: stopped at once; the micro-batch in flight is not committed" in out + err
+        _assert_no_trace(out + err)
+        _assert_exact(table, env)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        stop_local_broker(env)

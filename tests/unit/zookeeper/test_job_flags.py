@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
+from kafka_spark.app import load as kafka_to_delta
+from kafka_spark.app.config import validate
+from kafka_spark.app.source import Source, sink_settings
 from kafka_spark.errors import ConfigError
-
-JOBS = Path(__file__).resolve().parents[3] / "jobs"
-if str(JOBS) not in sys.path:
-    sys.path.insert(0, str(JOBS))
-
-import kafka_to_delta  # noqa: E402
-from job_common import Source, sink_settings, validate  # noqa: E402
 
 
 def test_zookeeper_flags_reach_the_load_options():

@@ -1,0 +1,84 @@
+"""The load's and the stream's flags: the shared vocabulary (flags.py) and their own, each also a key of the
+--config file (config.py, settings.py)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from kafka_spark.app.config import SAMPLE_RECORDS
+from kafka_spark.app.flags import (
+    add_connection_options,
+    add_data_loss_option,
+    add_group_option,
+    add_hidden,
+    add_sink_id_option,
+    add_topic_options,
+)
+
+
+def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: str) -> None:
+    """The flags both applications take."""
+    p.add_argument("--config", metavar="FILE", help=f"a TOML file with these settings (example: conf/{conf_file})")
+    add_connection_options(p, json_help)
+    add_topic_options(p, what="a topic to load")
+    p.add_argument("--table", metavar="PATH|NAME",
+                   help="the Delta table, created by the first run: a directory, a store URI (s3a://bucket/t, "
+                        "abfss://..., gs://..., hdfs://...), or a catalog name (db.table or catalog.db.table)")
+    add_sink_id_option(p, "names this pipeline's offsets in the table (default: default)")
+    p.add_argument("--offset", metavar="WHERE",
+                   help="where a table new to this sink starts: earliest (default), latest, or @TIME (epoch "
+                        "milliseconds or ISO-8601)")
+    add_hidden(p, "--starting-offsets", dest="starting_offsets")
+    p.add_argument("--partition-by", metavar="C1,C2", help="partition the table by these output columns")
+    p.add_argument("--transform", metavar="SQL|MODULE:FUNC",
+                   help="a SQL SELECT over the view `kafka`, or module:function taking and returning a DataFrame")
+    add_data_loss_option(p)
+    p.add_argument("--include-headers", metavar="true|false", help="keep the records' headers column")
+    add_group_option(p, "after each commit, also commit the offsets to this consumer group (for lag tools)",
+                     "--publish-group")
+    p.add_argument("--start-zookeeper-group", metavar="GROUP",
+                   help="a table new to this sink starts where this old consumer group's offsets in ZooKeeper "
+                        "stand (/consumers/GROUP/offsets; --offset for partitions it has none of)")
+    p.add_argument("--publish-zookeeper-group", metavar="GROUP",
+                   help="after each commit, also write the offsets to ZooKeeper as old consumers did "
+                        "(/consumers/GROUP/offsets/TOPIC/PARTITION)")
+    p.add_argument("--value-schema", metavar="DDL",
+                   help="parse each value as JSON with this Spark DDL schema into the column `data`; a value that "
+                        "does not parse fails the run, naming its offset (see --dead-letter)")
+    p.add_argument("--dead-letter", metavar="PATH",
+                   help="with --value-schema: write records whose value does not parse to this Delta table, with "
+                        "their offsets and the error, and load the rest")
+    p.add_argument("--seed-records", metavar="N",
+                   help=f"sample records to seed an empty local topic with (default {SAMPLE_RECORDS}; no broker only)")
+
+
+def add_load_arguments(p: argparse.ArgumentParser) -> None:
+    add_common_arguments(p, "kafka-to-delta.toml",
+                         "print only the run's summary, as one line of JSON (no progress display)")
+    p.add_argument("--max-records", metavar="N", help="load at most N offsets in this run (default: all new ones)")
+
+
+def add_stream_arguments(p: argparse.ArgumentParser) -> None:
+    add_common_arguments(p, "stream-to-delta.toml",
+                         "print one line of JSON per committed micro-batch and one for the run, nothing else")
+    p.add_argument("--trigger", metavar="WHEN",
+                   help="a micro-batch interval such as 10s (default), 500ms or 1m; or available-now (load what "
+                        "is there, in micro-batches, then stop) or once (all of it in one micro-batch, then stop)")
+    p.add_argument("--checkpoint", metavar="PATH",
+                   help="the query's checkpoint (default: <table>/_kafka_spark/checkpoints/<sink id>)")
+    p.add_argument("--max-offsets-per-trigger", metavar="N",
+                   help="at most N offsets per micro-batch, divided over partitions like Spark's Kafka source")
+    p.add_argument("--min-offsets-per-trigger", metavar="N",
+                   help="wait for at least N new offsets before a micro-batch (up to --max-trigger-delay)")
+    p.add_argument("--max-trigger-delay", metavar="DURATION",
+                   help="the longest a micro-batch waits for --min-offsets-per-trigger (default 15m)")
+    p.add_argument("--sample-rate", metavar="N",
+                   help="sample page views produced a second while the demo runs (default 50; no broker only)")
+
+
+def app_parser(prog: str, description: str, epilog: str,
+               add: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description=description, epilog=epilog)
+    add(p)
+    return p

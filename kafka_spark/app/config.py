@@ -1,0 +1,227 @@
+"""The applications' settings: a TOML file, then the environment, then the flags over them, merged and
+validated once, before Spark or a broker starts. Every error is one line that names the setting."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from kafka_spark.app.flags import command_config, overrides
+from kafka_spark.app.values import (
+    Parser,
+    parse_bool,
+    parse_count,
+    parse_names,
+    parse_property,
+    parse_start_flag,
+    parse_starting,
+    parse_text,
+)
+from kafka_spark.client import ClientConfig
+from kafka_spark.delta.catalog import is_table_name
+from kafka_spark.delta.dead_letter import require_schema
+from kafka_spark.delta.position import check_sink_id
+from kafka_spark.errors import ConfigError
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: everything but --config still works
+    tomllib = None  # type: ignore[assignment]
+
+# The demo's table when no broker and no table are given: under the directory the run starts from.
+SAMPLE_TABLE = Path("data") / "page_views"
+SAMPLE_RECORDS = 200_000
+# A setting KEY is also read from the environment variable KAFKA_SPARK_KEY (dashes as underscores).
+ENV_PREFIX = "KAFKA_SPARK_"
+
+
+@dataclass
+class AppConfig:
+    """Settings both applications take, merged from the config file, the environment and the flags."""
+
+    bootstrap_servers: str | None = None
+    zookeeper: str | None = None
+    topics: list[str] = field(default_factory=list)
+    pattern: str | None = None
+    table: str | None = None
+    sink_id: str = "default"
+    starting_offsets: str = "earliest"
+    partition_by: list[str] = field(default_factory=list)
+    transform: str | None = None
+    fail_on_data_loss: bool = True
+    include_headers: bool = False
+    publish_group: str | None = None
+    start_zookeeper_group: str | None = None
+    publish_zookeeper_group: str | None = None
+    value_schema: str | None = None
+    dead_letter: str | None = None
+    seed_records: int = SAMPLE_RECORDS
+    kafka: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def embedded(self) -> bool:
+        """No broker given anywhere: use the local broker and the sample data."""
+        return not (self.bootstrap_servers or self.zookeeper or "bootstrap.servers" in self.kafka
+                    or "zookeeper.connect" in self.kafka)
+
+
+# Config file key -> (config attribute, parser). A key is a flag too (the newer name may be the flag's first).
+COMMON_KEYS: dict[str, tuple[str, Parser]] = {
+    "bootstrap-servers": ("bootstrap_servers", parse_text),
+    "zookeeper": ("zookeeper", parse_text),
+    "topics": ("topics", parse_names),
+    "pattern": ("pattern", parse_text),
+    "table": ("table", parse_text),
+    "sink-id": ("sink_id", parse_text),
+    "starting-offsets": ("starting_offsets", parse_starting),
+    "partition-by": ("partition_by", parse_names),
+    "transform": ("transform", parse_text),
+    "fail-on-data-loss": ("fail_on_data_loss", parse_bool),
+    "include-headers": ("include_headers", parse_bool),
+    "publish-group": ("publish_group", parse_text),
+    "start-zookeeper-group": ("start_zookeeper_group", parse_text),
+    "publish-zookeeper-group": ("publish_zookeeper_group", parse_text),
+    "value-schema": ("value_schema", parse_text),
+    "dead-letter": ("dead_letter", parse_text),
+    "seed-records": ("seed_records", parse_count),
+}
+
+# Key -> (attribute of the parsed flags, the flag users see). The flags' names follow the command-line
+# vocabulary; the keys keep the names the files have always used.
+FLAG_OF_KEY: dict[str, tuple[str, str]] = {
+    "bootstrap-servers": ("bootstrap_server", "--bootstrap-server"),
+    "topics": ("topic", "--topic"),
+    "publish-group": ("group", "--group"),
+}
+
+
+def config_path(name: str) -> Path:
+    """The --config file as given, else the file of that name in ./conf (where a checkout keeps its examples)."""
+    path = Path(name).expanduser()
+    if path.is_file():
+        return path
+    in_conf = Path("conf") / name
+    if not path.is_absolute() and in_conf.is_file():
+        return in_conf
+    raise ConfigError(f"--config: no such file: {name}")
+
+
+def read_config_file(name: str, config: AppConfig, keys: Mapping[str, tuple[str, Parser]]) -> AppConfig:
+    """Parse a TOML config file into `config`; unknown keys and wrong types are errors that name the key."""
+    path = config_path(name)
+    if tomllib is None:
+        raise ConfigError("--config needs Python 3.11 or later (tomllib)")
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    for key, value in raw.items():
+        norm = key.replace("_", "-")
+        if norm == "kafka":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{path}: [kafka] must be a table of client properties")
+            config.kafka = {str(k): parse_property(v, f"{path}: kafka.{k}") for k, v in value.items()}
+            continue
+        if norm not in keys:
+            close = difflib.get_close_matches(norm, [*keys, "kafka"], n=1, cutoff=0.6)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(keys)}, [kafka]"
+            raise ConfigError(f"{path}: unknown key {key!r}{hint}")
+        attr, parse = keys[norm]
+        setattr(config, attr, parse(value, f"{path}: {key}"))
+    return config
+
+
+def read_environment(config: AppConfig, keys: Mapping[str, tuple[str, Parser]],
+                     environ: Mapping[str, str]) -> None:
+    """KAFKA_SPARK_<KEY> variables over the file (only the keys' own: other KAFKA_SPARK_* names are not ours)."""
+    for key, (attr, parse) in keys.items():
+        name = ENV_PREFIX + key.upper().replace("-", "_")
+        if environ.get(name):
+            _select(config, key)
+            setattr(config, attr, parse(environ[name], name))
+
+
+def _select(config: AppConfig, key: str) -> None:
+    # A topic selection replaces the one below it, whichever kind that was.
+    if key == "topics":
+        config.pattern = None
+    elif key == "pattern":
+        config.topics = []
+
+
+Config = TypeVar("Config", bound="AppConfig")
+
+
+def merge_settings(args: argparse.Namespace, config: Config, keys: Mapping[str, tuple[str, Parser]],
+                   environ: Mapping[str, str] | None = None) -> Config:
+    """The run's settings: the --config file, the environment over it, the flags over both."""
+    if args.config:
+        read_config_file(args.config, config, keys)
+    read_environment(config, keys, os.environ if environ is None else environ)
+    for key, (attr, parse) in keys.items():
+        dest, flag = FLAG_OF_KEY.get(key, (key.replace("-", "_"), f"--{key}"))
+        value = getattr(args, dest, None)
+        if value is None or value == []:
+            continue
+        _select(config, key)
+        setattr(config, attr, parse(value, flag))
+    # --offset is the vocabulary's name of the key starting-offsets, stricter about bare numbers.
+    if getattr(args, "offset", None) is not None:
+        config.starting_offsets = parse_start_flag(args.offset, "--offset")
+    config.kafka.update(command_config(getattr(args, "command_config", None)))
+    config.kafka.update(overrides(getattr(args, "overrides", None) or []))
+    return config
+
+
+def client_properties(config: AppConfig) -> dict[str, str]:
+    props = dict(config.kafka)
+    if config.bootstrap_servers:
+        props["bootstrap.servers"] = config.bootstrap_servers
+    if config.zookeeper:
+        props["zookeeper.connect"] = config.zookeeper
+    return props
+
+
+def validate(config: AppConfig) -> None:
+    """Fail before Spark or a broker starts on anything that can be checked offline."""
+    if config.topics and config.pattern:
+        raise ConfigError("give topics or a pattern, not both")
+    if not config.embedded:
+        if not config.topics and not config.pattern:
+            raise ConfigError("give --topic or --pattern (which topics to load)")
+        if not config.table:
+            raise ConfigError("give --table (the Delta table to load into)")
+    if config.pattern:
+        try:
+            re.compile(config.pattern)
+        except re.error as exc:
+            raise ConfigError(f"pattern {config.pattern!r} is not a regular expression: {exc}") from None
+    check_sink_id(config.sink_id)
+    require_schema(config.dead_letter, config.value_schema)
+    # The client settings are checked now; the embedded broker's address is not known yet, so stand one in.
+    props = client_properties(config)
+    if "bootstrap.servers" not in props and "zookeeper.connect" not in props:
+        props["bootstrap.servers"] = "localhost:9092"
+    ClientConfig(props)
+    if (config.start_zookeeper_group or config.publish_zookeeper_group) and "zookeeper.connect" not in props:
+        raise ConfigError("--start-zookeeper-group and --publish-zookeeper-group need --zookeeper (the ZooKeeper "
+                          "that holds the group's offsets)")
+
+
+def table_location(table: str) -> str:
+    """The table as the sink takes it: a catalog name (`db.table`) or a store URI as given, a local path
+    (or `file:` URI) made absolute."""
+    if is_table_name(table):
+        return table.strip()
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", table)
+    if scheme and scheme.group(1).lower() != "file":
+        return table
+    return str(Path(table.removeprefix("file:")).expanduser().resolve())

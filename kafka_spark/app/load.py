@@ -1,0 +1,100 @@
+"""The batch load application: everything new since the table's committed offsets, in one Delta commit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Mapping, Sequence
+
+from kafka_spark.app.arguments import add_load_arguments, app_parser
+from kafka_spark.app.config import SAMPLE_TABLE, merge_settings, table_location, validate
+from kafka_spark.app.demo import SAMPLE_TOPIC, STOP_HINT
+from kafka_spark.app.exits import run_program
+from kafka_spark.app.output import Notes, print_embedded, print_offsets
+from kafka_spark.app.settings import LOAD_KEYS, LoadConfig
+from kafka_spark.app.source import Source, resolve_source, sink_settings
+from kafka_spark.app.stops import StopRequest
+from kafka_spark.delta import LoadOptions, LoadResult, OffsetsMovedBackwardsError, committed_position, load
+from kafka_spark.spark.session import LazySpark
+
+PROG = "kafka-to-delta"
+FILE_KEYS = LOAD_KEYS
+DESCRIPTION = ("Load Kafka topics into a Delta table; the Kafka offsets are committed in the same Delta "
+               "transaction as the rows, so every run resumes exactly where the last commit ended.")
+EPILOG = ("With no broker (no --bootstrap-server, none in --config) it starts or reuses the local broker, seeds "
+          f"topic {SAMPLE_TOPIC!r} with sample page views if it is empty, and loads it into ./{SAMPLE_TABLE}. "
+          f"Ctrl-C or SIGTERM stops a run at once (exit 130 or 143): what it had not committed, the next run "
+          f"loads. Stop that broker with: {STOP_HINT}")
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    return app_parser(prog, DESCRIPTION, EPILOG, add_load_arguments)
+
+
+def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> LoadConfig:
+    return merge_settings(args, LoadConfig(), LOAD_KEYS, environ)
+
+
+def read_config(argv: Sequence[str] | None, prog: str = PROG) -> tuple[LoadConfig, argparse.Namespace]:
+    args = build_parser(prog).parse_args(argv)
+    return config_from_args(args), args
+
+
+def print_summary(prog: str, config: LoadConfig, source: Source, table: str, result: LoadResult) -> None:
+    if result.status == "up-to-date":
+        print(f"{prog}: {table} is up to date (sink {result.sink_id!r}, batch {result.batch}); "
+              f"no new records, nothing written ({result.seconds:.1f}s)")
+    else:
+        print(f"{prog}: committed batch {result.batch} of sink {result.sink_id!r} to {table} "
+              f"(Delta version {result.table_version})")
+        print(f"  rows       {result.rows:,} in {result.seconds:.1f}s ({result.records_per_second:,.0f} records/s)")
+        if result.dead_letters:
+            print(f"  dead       {result.dead_letters:,} records whose value does not parse, to {config.dead_letter}")
+    print_offsets(prog, "next offset to load, per topic partition" + (" (from -> to)" if result.rows else ""),
+                  result.start, result.offsets)
+    if result.lost:
+        lost = ", ".join(f"{tp}: {n:,}" for tp, n in sorted(result.lost.items()))
+        print(f"  warning    offsets deleted by retention before they were loaded, skipped: {lost}")
+    if config.publish_group and result.status == "committed":
+        print(f"  group      offsets also committed to consumer group {config.publish_group!r}")
+    if config.publish_zookeeper_group and result.status == "committed":
+        print(f"  zookeeper  offsets also written to /consumers/{config.publish_zookeeper_group}/offsets")
+    if source.embedded:
+        print_embedded(source, table)
+
+
+def run_load(config: LoadConfig, as_json: bool, prog: str = PROG) -> int:
+    """Load once and print the summary; 0 when committed or up to date."""
+    with StopRequest(prog, graceful=False):
+        return _run_load(config, as_json, prog)
+
+
+def _run_load(config: LoadConfig, as_json: bool, prog: str) -> int:
+    note = Notes(prog, quiet=as_json)
+    validate(config)
+    started = time.monotonic()
+    spark = LazySpark(prog)
+    table = table_location(config.table or str(SAMPLE_TABLE))
+    source = resolve_source(config, table, note, spark.prestart,
+                            lambda: committed_position(table, config.sink_id, spark) is not None)
+    options = LoadOptions(**sink_settings(config, source, table), max_records=config.max_records,
+                          progress=not as_json)
+    try:
+        result = load(spark, options)
+    except OffsetsMovedBackwardsError as exc:
+        if source.embedded:
+            raise OffsetsMovedBackwardsError(f"{exc} (demo: delete {table} to start over)") from None
+        raise
+    if as_json:
+        print(json.dumps({**result.summary(), "table": table, "bootstrap": source.bootstrap,
+                          "embedded": source.embedded, "seeded": source.seeded,
+                          "elapsed_seconds": round(time.monotonic() - started, 3)}))
+    else:
+        print_summary(prog, config, source, table, result)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    """The load as a program: flags (and --config, and the environment) in, an exit status out."""
+    return run_program(prog, argv, lambda a: read_config(a, prog), run_load)

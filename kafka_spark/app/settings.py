@@ -1,0 +1,66 @@
+"""The load's and the stream's own settings, over the ones both take (config.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_spark.app.config import COMMON_KEYS, AppConfig
+from kafka_spark.app.values import Parser, parse_count, parse_positive, parse_text
+from kafka_spark.delta.stream import trigger_kwargs
+from kafka_spark.errors import ConfigError
+from kafka_spark.spark.options import duration_ms
+
+
+@dataclass
+class LoadConfig(AppConfig):
+    """A batch load's settings: the common ones and a cap on the offsets one run loads."""
+
+    max_records: int | None = None
+
+
+@dataclass
+class StreamConfig(AppConfig):
+    """A stream's settings: the common ones, the trigger, per-trigger limits and the checkpoint."""
+
+    trigger: str = "10s"
+    checkpoint: str | None = None
+    max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay: str | None = None
+    sample_rate: int = 50
+
+
+def parse_trigger(value: Any, name: str) -> str:
+    text = parse_text(value, name)
+    try:
+        trigger_kwargs(text)
+    except ConfigError as exc:
+        raise ConfigError(f"{name}: {exc}") from None
+    return text
+
+
+def parse_delay(value: Any, name: str) -> str:
+    text = parse_text(str(value), name)
+    duration_ms(text, name)
+    return text
+
+
+LOAD_KEYS: dict[str, tuple[str, Parser]] = {**COMMON_KEYS, "max-records": ("max_records", parse_positive)}
+
+STREAM_KEYS: dict[str, tuple[str, Parser]] = {
+    **COMMON_KEYS,
+    "trigger": ("trigger", parse_trigger),
+    "checkpoint": ("checkpoint", parse_text),
+    "max-offsets-per-trigger": ("max_offsets_per_trigger", parse_positive),
+    "min-offsets-per-trigger": ("min_offsets_per_trigger", parse_positive),
+    "max-trigger-delay": ("max_trigger_delay", parse_delay),
+    "sample-rate": ("sample_rate", parse_count),
+}
+
+
+def check_stream(config: StreamConfig) -> StreamConfig:
+    """What only a stream's settings can get wrong together."""
+    if config.max_trigger_delay is not None and config.min_offsets_per_trigger is None:
+        raise ConfigError("--max-trigger-delay only applies with --min-offsets-per-trigger")
+    return config

@@ -1,0 +1,110 @@
+"""The stream application: a Structured Streaming query committing every micro-batch's rows and offsets in
+one Delta commit, until it is stopped or, with available-now/once, until it has caught up."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kafka_spark.app.arguments import add_stream_arguments, app_parser
+from kafka_spark.app.config import SAMPLE_TABLE, merge_settings, table_location, validate
+from kafka_spark.app.demo import SAMPLE_TOPIC, STOP_HINT, SampleFeed
+from kafka_spark.app.exits import run_program
+from kafka_spark.app.output import Notes, print_embedded, print_offsets
+from kafka_spark.app.settings import STREAM_KEYS, StreamConfig, check_stream
+from kafka_spark.app.source import Source, resolve_source, sink_settings
+from kafka_spark.app.stops import StopRequest
+from kafka_spark.app.watch import Watch, follow_query
+from kafka_spark.delta import StreamOptions, committed_position, start_stream
+from kafka_spark.offsets.ranges import offsets_to_json
+from kafka_spark.spark.session import LazySpark
+
+PROG = "stream-to-delta"
+FILE_KEYS = STREAM_KEYS
+DESCRIPTION = ("Stream Kafka topics into a Delta table; each micro-batch's Kafka offsets are committed in the "
+               "same Delta transaction as its rows, so a restart (even without the checkpoint) resumes exactly "
+               "where the table ends.")
+EPILOG = ("With no broker (no --bootstrap-server, none in --config) it starts or reuses the local broker, seeds "
+          f"topic {SAMPLE_TOPIC!r} with sample page views if it is empty, keeps producing --sample-rate views a "
+          f"second while it runs, and streams them into ./{SAMPLE_TABLE}. Ctrl-C or SIGTERM stops it after the "
+          f"micro-batch in flight (exit 0), a second Ctrl-C at once (exit 130). Stop that broker with: {STOP_HINT}")
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
+    return app_parser(prog, DESCRIPTION, EPILOG, add_stream_arguments)
+
+
+def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> StreamConfig:
+    return check_stream(merge_settings(args, StreamConfig(), STREAM_KEYS, environ))
+
+
+def read_config(argv: Sequence[str] | None, prog: str = PROG) -> tuple[StreamConfig, argparse.Namespace]:
+    args = build_parser(prog).parse_args(argv)
+    return config_from_args(args), args
+
+
+def run_stream(config: StreamConfig, as_json: bool, prog: str = PROG) -> int:
+    """Run the query until it ends or is stopped, then print the run's summary; 0 unless it failed."""
+    with StopRequest(prog) as stop:
+        return _run_stream(config, as_json, prog, stop)
+
+
+def _run_stream(config: StreamConfig, as_json: bool, prog: str, stop: StopRequest) -> int:
+    note = Notes(prog, quiet=as_json)
+    validate(config)
+    started = time.monotonic()
+    spark = LazySpark(prog)
+    table = table_location(config.table or str(SAMPLE_TABLE))
+    before = committed_position(table, config.sink_id, spark)
+    source = resolve_source(config, table, note, spark.prestart, lambda: before is not None)
+    watch = Watch(note, as_json)
+    options = StreamOptions(
+        **sink_settings(config, source, table), checkpoint=config.checkpoint, trigger=config.trigger,
+        max_offsets_per_trigger=config.max_offsets_per_trigger,
+        min_offsets_per_trigger=config.min_offsets_per_trigger, max_trigger_delay=config.max_trigger_delay,
+        on_commit=watch.on_commit,
+    )
+    feed = None
+    if source.embedded and config.sample_rate and source.topics == [SAMPLE_TOPIC]:
+        feed = SampleFeed(source.bootstrap, config.sample_rate)
+        feed.start()
+    try:
+        query = start_stream(spark.session(), options)
+        note(f"streaming {', '.join(source.topics) or config.pattern!r} into {table} "
+             f"(sink {config.sink_id!r}, trigger {config.trigger}, checkpoint {options.checkpoint_location})"
+             + ("; Ctrl-C stops" if not as_json else ""))
+        ended = follow_query(query, watch, stop.event, note)
+    finally:
+        if feed is not None:
+            feed.stop()
+    after = committed_position(table, config.sink_id, spark)
+    end = after.offsets if after else {}
+    if as_json:
+        print(json.dumps({"status": ended, "sink": config.sink_id, "micro_batches": len(watch.committed),
+                          "rows": watch.rows, "batch": after.batch if after else None,
+                          "offsets": json.loads(offsets_to_json(end)), "table": table,
+                          "checkpoint": options.checkpoint_location, "bootstrap": source.bootstrap,
+                          "embedded": source.embedded, "seeded": source.seeded,
+                          "produced": feed.produced if feed else 0,
+                          "elapsed_seconds": round(time.monotonic() - started, 3)}), flush=True)
+    else:
+        print_summary(prog, config, source, table, ended, watch, before.offsets if before else {}, end)
+    return 0
+
+
+def print_summary(prog: str, config: StreamConfig, source: Source, table: str, ended: str, watch: Watch,
+                  start: dict[Any, int], end: dict[Any, int]) -> None:
+    print(f"{prog}: {ended} after {len(watch.committed)} committed micro-batches, {watch.rows:,} rows, "
+          f"sink {config.sink_id!r} of {table}", flush=True)
+    if end:
+        print_offsets(prog, "next offset to load, per topic partition (from -> to)", start, end)
+    if source.embedded:
+        print_embedded(source, table)
+
+
+def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:
+    """The stream as a program: flags (and --config, and the environment) in, an exit status out."""
+    return run_program(prog, argv, lambda a: read_config(a, prog), run_stream)

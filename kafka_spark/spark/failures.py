@@ -1,0 +1,24 @@
+"""Spark's and Py4J's exceptions as applications report them: which are expected, and their own text."""
+
+from __future__ import annotations
+
+
+def spark_error_types() -> tuple[type[BaseException], ...]:
+    """PySpark's and Py4J's exception types (none when PySpark is not installed)."""
+    try:
+        from py4j.protocol import Py4JJavaError
+        from pyspark.errors import PySparkException
+    except ImportError:
+        return ()
+    return (PySparkException, Py4JJavaError)
+
+
+def java_text(exc: BaseException) -> str:
+    """The text of an exception; for one raised in the JVM, the Java exception's own line."""
+    try:
+        from py4j.protocol import Py4JJavaError
+    except ImportError:
+        return str(exc)
+    if isinstance(exc, Py4JJavaError):
+        return str(exc.java_exception.toString())
+    return str(exc)
