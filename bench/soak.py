@@ -39,12 +39,15 @@ import threading
 import time
 from pathlib import Path
 
+# the fault proxy is test machinery (tests/harness), not part of the installed package
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from harness.faults import ALL_FAULTS, FaultPlan, FaultyNetwork
 from rss import python_descendants, spark_jvm_pid
 
 from kafka_spark.client import KafkaClient, Producer
 from kafka_spark.delta import StreamOptions, start_stream
 from kafka_spark.local import start_kafka
-from kafka_spark.local.faults import ALL_FAULTS, FaultPlan, FaultyNetwork
 from kafka_spark.local.spark import local_spark
 
 HERE = Path(__file__).parent

@@ -111,7 +111,7 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
 @pytest.fixture(scope="session")
 def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """Three-node Kafka 4.x KRaft cluster."""
-    from kafka_spark.local import KafkaCluster
+    from harness.cluster import KafkaCluster
 
     cluster = KafkaCluster(3, tmp_path_factory.mktemp("cluster")).start()
     yield cluster
@@ -163,7 +163,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
 @pytest.fixture(scope="session")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """An S3-compatible server (moto) on 127.0.0.1 with the bucket `lake`."""
-    from kafka_spark.local import start_s3
+    from harness.s3 import start_s3
 
     server = start_s3(tmp_path_factory.mktemp("s3"))
     yield server

@@ -1,4 +1,4 @@
-"""Real local servers for demos, notebooks and tests: Kafka (KRaft and ZooKeeper mode), ZooKeeper, S3, Spark.
+"""Real local servers for demos, notebooks and tests: Kafka (KRaft and ZooKeeper mode), ZooKeeper, Spark.
 
 Everything binds to 127.0.0.1 on free ports with a fresh data directory, and is stopped by its owner.
 Names are loaded on first use: Spark's Python worker daemon imports `kafka_spark.local.python_daemon`, and
@@ -10,7 +10,6 @@ from __future__ import annotations
 from kafka_spark.lazy import lazy_exports
 
 _EXPORTS = {
-    "KafkaCluster": "kafka_spark.local.cluster",
     "cache_dir": "kafka_spark.local.jars",
     "classpath": "kafka_spark.local.jars",
     "ensure_jars": "kafka_spark.local.jars",
@@ -19,8 +18,6 @@ _EXPORTS = {
     "start_kafka": "kafka_spark.local.kafka",
     "Kafka39Broker": "kafka_spark.local.kafka39",
     "start_kafka39": "kafka_spark.local.kafka39",
-    "S3Server": "kafka_spark.local.s3",
-    "start_s3": "kafka_spark.local.s3",
     "KafkaTools": "kafka_spark.local.tools",
     "ZooKeeperEnsemble": "kafka_spark.local.zookeeper",
     "ZooKeeperServer": "kafka_spark.local.zookeeper",

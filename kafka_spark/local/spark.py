@@ -67,7 +67,7 @@ def local_spark(app_name: str = "kafka-spark", master: str = "local[2]",
                 extra: Mapping[str, str] | None = None):  # -> pyspark.sql.SparkSession
     """Get or create a SparkSession on 127.0.0.1 with Delta, the Kafka connector and the s3a:// jars.
 
-    An object store's settings go in `extra` as `spark.hadoop.fs.s3a.*` (see `S3Server.spark_conf`).
+    An object store's settings go in `extra` as `spark.hadoop.fs.s3a.*`.
 
     Executors run this interpreter (`PYSPARK_PYTHON`), the one that has kafka_spark installed, through
     `worker_python()` so that they import the installed PySpark, not Spark's zip. On a Databricks

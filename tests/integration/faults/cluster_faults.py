@@ -16,9 +16,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from harness.cluster import KafkaCluster
+
 from kafka_spark.client import KafkaClient, TopicPartition
 from kafka_spark.client.metadata import PartitionInfo
-from kafka_spark.local import KafkaCluster, KafkaNode
+from kafka_spark.local import KafkaNode
 from kafka_spark.local.jars import classpath
 from kafka_spark.local.process import java_argv
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from deltalake import DeltaTable
 from fault_support import BUDGET, FAST, RECORDS, SEED, SOAK, seed_topic, value
+from harness.faults import FaultPlan, FaultyNetwork
 
 from kafka_spark.delta import LoadOptions, StreamOptions, load, start_stream
 from kafka_spark.errors import KafkaSparkError
-from kafka_spark.local.faults import FaultPlan, FaultyNetwork
 from kafka_spark.protocol import ApiKey
 
 PARTITIONS = 2

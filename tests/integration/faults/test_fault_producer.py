@@ -8,10 +8,10 @@ import time
 
 import pytest
 from fault_support import BUDGET, FAST, RECORDS, SEED, direct_client
+from harness.faults import FaultPlan, FaultyNetwork
 
 from kafka_spark.client import Producer, TopicPartition
 from kafka_spark.errors import KafkaSparkError
-from kafka_spark.local.faults import FaultPlan, FaultyNetwork
 from kafka_spark.protocol import ApiKey
 
 PRODUCE = {ApiKey.PRODUCE}

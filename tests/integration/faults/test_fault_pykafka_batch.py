@@ -7,8 +7,8 @@ import time
 
 import pytest
 from fault_support import BUDGET, FAST, RECORDS, SEED, seed_topic, value
+from harness.faults import FaultPlan, FaultyNetwork
 
-from kafka_spark.local.faults import FaultPlan, FaultyNetwork
 from kafka_spark.protocol import ApiKey
 
 PARTITIONS = 2

@@ -7,10 +7,10 @@ import time
 
 import pytest
 from fault_support import BUDGET, FAST, RECORDS, SEED, assert_exact, seed_topic
+from harness.faults import FaultPlan, FaultyNetwork
 
 from kafka_spark.client import KafkaClient
 from kafka_spark.errors import KafkaSparkError
-from kafka_spark.local.faults import FaultPlan, FaultyNetwork
 from kafka_spark.protocol import ApiKey
 
 FETCH = {ApiKey.FETCH}

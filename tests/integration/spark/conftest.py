@@ -11,7 +11,7 @@ import pytest
 @pytest.fixture(scope="session")
 def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """A master and two 1-core workers on 127.0.0.1, running this interpreter for Python workers."""
-    from kafka_spark.local.standalone import StandaloneCluster
+    from harness.standalone import StandaloneCluster
 
     cluster = StandaloneCluster(tmp_path_factory.mktemp("standalone"), workers=2, cores=1).start()
     yield cluster

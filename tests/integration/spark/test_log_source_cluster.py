@@ -9,11 +9,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from harness.cluster import KafkaCluster
 from java_producer import TopicSpec, produce
 from log_source_compare import assert_same_rows, load, rows
 
 from kafka_spark.client import KafkaClient, TopicPartition
-from kafka_spark.local.cluster import KafkaCluster
 from kafka_spark.local.kafka39 import Kafka39Broker
 from kafka_spark.segments import PartitionLog, list_partitions
 from kafka_spark.spark.log_options import parse_log_options
