@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from kafka_spark.client import KafkaClient, Producer
+from kafka_spark.client import KafkaClient, NewTopic, Producer, create_topics
 from kafka_spark.errors import ConfigError
 
 SAMPLE_TOPIC = "page_views"
@@ -87,14 +87,12 @@ def sample_records(count: int, seed: int = 7) -> list[tuple[bytes, bytes, int]]:
 
 def seed_sample(bootstrap: str, records: int, note: Note) -> int:
     """Fill the sample topic unless it already has records; return how many were produced."""
-    from kafka_spark.local import KafkaTools
-
     with KafkaClient({"bootstrap.servers": bootstrap}) as client:
         if SAMPLE_TOPIC in client.topics():
             if any(client.latest_offsets(client.partitions(SAMPLE_TOPIC)).values()):
                 return 0
         else:
-            KafkaTools("kafka4", bootstrap).create_topic(SAMPLE_TOPIC, SAMPLE_PARTITIONS)
+            create_topics(client.cluster, [NewTopic(SAMPLE_TOPIC, SAMPLE_PARTITIONS)])
     if records == 0:
         return 0
     started = time.monotonic()

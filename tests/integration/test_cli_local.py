@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
+from harness.cache import private_cache
+
 from kafka_spark.client.probe import api_versions
-from kafka_spark.local.jars import jar_dir
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -18,11 +18,7 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_local_broker_lifecycle(tmp_path: Path):
-    cache = tmp_path / "cache"
-    (cache / "jars").mkdir(parents=True)
-    # Share the already fetched jars; state stays private to this test.
-    (cache / "jars" / "kafka4").symlink_to(jar_dir("kafka4"))
-    env = {**os.environ, "KAFKA_SPARK_CACHE": str(cache)}
+    env = private_cache(tmp_path)
 
     assert _cli(env, "local", "status").returncode == 1
     started = _cli(env, "local", "start", "--json")

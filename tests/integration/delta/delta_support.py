@@ -17,10 +17,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.cache import private_cache
+
 from kafka_spark.client import KafkaClient, Producer
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.sink import CRASH_ENV
-from kafka_spark.local.jars import jar_dir
 
 REPO = Path(__file__).resolve().parents[3]
 JOBS = REPO / "jobs"
@@ -95,12 +96,8 @@ def job_module(path: Path) -> Any:
 
 
 def embedded_env(tmp_path: Path) -> dict[str, str]:
-    """An environment whose local broker (`kafka-spark local`) lives under tmp_path; the jars are shared."""
-    cache = tmp_path / "cache"
-    (cache / "jars").mkdir(parents=True)
-    for name in ("kafka4", "kafka39", "spark"):
-        (cache / "jars" / jar_dir(name).name).symlink_to(jar_dir(name))
-    return {**os.environ, "KAFKA_SPARK_CACHE": str(cache)}
+    """An environment whose local broker (`kafka-spark local`) lives under tmp_path; jars and archives are shared."""
+    return private_cache(tmp_path)
 
 
 def stop_local_broker(env: dict[str, str]) -> None:
