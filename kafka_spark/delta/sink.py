@@ -36,7 +36,8 @@ from kafka_spark.delta.progress import Progress
 from kafka_spark.delta.publish import check_publish_options, publish_committed
 from kafka_spark.delta.table_state import TableState
 from kafka_spark.errors import ConfigError
-from kafka_spark.offsets.ranges import offsets_to_json
+from kafka_spark.offsets.ranges import offsets_to_json, ranges_to_json
+from kafka_spark.spark.options import PLANNED_RANGES
 from kafka_spark.spark.redaction import redact_secret_options
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,7 @@ def load(spark, options: LoadOptions) -> LoadResult:
 
 
 def read_plan(spark, options: LoadOptions, plan: BatchPlan):
-    """The DataFrame of exactly the plan's offsets, through `format("pykafka")`."""
+    """The DataFrame of exactly the plan's offsets, through `format("pykafka")`, in the plan's tasks."""
     reading = plan.reading
     redact_secret_options(spark)
     reader = spark.read.format("pykafka")
@@ -152,9 +153,11 @@ def read_plan(spark, options: LoadOptions, plan: BatchPlan):
     assign: dict[str, list[int]] = {}
     for tp in reading:
         assign.setdefault(tp.topic, []).append(tp.partition)
+    # The plan's own ranges go along, so the reader reads them as planned instead of planning again.
     return (reader.option("assign", json.dumps(assign))
             .option("startingOffsets", offsets_to_json({tp: plan.start[tp] for tp in reading}))
             .option("endingOffsets", offsets_to_json({tp: plan.end[tp] for tp in reading}))
+            .option(PLANNED_RANGES, ranges_to_json(plan.ranges()))
             .option("failOnDataLoss", str(options.fail_on_data_loss).lower())
             .option("includeHeaders", str(options.include_headers).lower())
             .load())
