@@ -11,19 +11,11 @@ import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
+
+from kafka_spark.protocol.topic_partition import TopicPartition
 
 ZERO_UUID = uuid.UUID(int=0)
-
-
-class TopicPartition(NamedTuple):
-    """A topic name and partition number."""
-
-    topic: str
-    partition: int
-
-    def __str__(self) -> str:
-        return f"{self.topic}-{self.partition}"
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,10 @@ from kafka_spark.delta.errors import (
     SinkError,
 )
 from kafka_spark.delta.lag import table_lag
+from kafka_spark.delta.options import LoadOptions, StreamOptions
 from kafka_spark.delta.position import SinkCommit, committed_position, committed_positions
-from kafka_spark.delta.sink import LoadOptions, LoadResult, load
-from kafka_spark.delta.stream import CheckpointMismatchError, StreamOptions, start_stream, trigger_kwargs
+from kafka_spark.delta.sink import LoadResult, load
+from kafka_spark.delta.stream import CheckpointMismatchError, start_stream, trigger_kwargs
 
 __all__ = [
     "BadRecordError",

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType
 
-    from kafka_spark.delta.sink import LoadOptions
+    from kafka_spark.delta.options import KafkaSource, SinkTarget, ValueParsing
 
 log = logging.getLogger(__name__)
 
@@ -86,17 +86,17 @@ def require_schema(dead_letter: str | None, value_schema: str | None) -> None:
                           "their value does not parse with that schema")
 
 
-def check_options(spark: Any, options: LoadOptions) -> None:
+def check_options(spark: Any, target: SinkTarget, parsing: ValueParsing) -> None:
     """Refuse a dead-letter table without a schema or that is the table itself, and a DDL Spark cannot parse."""
-    require_schema(options.dead_letter, options.value_schema)
-    if options.dead_letter is not None:
-        if options.dead_letter.rstrip("/") == options.table.rstrip("/"):
-            raise ConfigError(f"dead_letter {options.dead_letter!r} is the table itself; give another table")
-        if is_table_name(options.dead_letter):
-            raise ConfigError(f"dead_letter {options.dead_letter!r}: give the dead-letter table's path or URI "
+    require_schema(parsing.dead_letter, parsing.value_schema)
+    if parsing.dead_letter is not None:
+        if parsing.dead_letter.rstrip("/") == target.table.rstrip("/"):
+            raise ConfigError(f"dead_letter {parsing.dead_letter!r} is the table itself; give another table")
+        if is_table_name(parsing.dead_letter):
+            raise ConfigError(f"dead_letter {parsing.dead_letter!r}: give the dead-letter table's path or URI "
                               "(catalog names are taken for the table only)")
-    if options.value_schema is not None:
-        value_struct(spark, options.value_schema)
+    if parsing.value_schema is not None:
+        value_struct(spark, parsing.value_schema)
 
 
 def _reason(text: Column, ddl: str) -> Column:
@@ -115,17 +115,17 @@ class ParsedValues:
     letters; `close` drops what was persisted.
     """
 
-    def __init__(self, options: LoadOptions, df: DataFrame) -> None:
+    def __init__(self, parsing: ValueParsing, sink_id: str, df: DataFrame) -> None:
         from pyspark.sql import functions as F
         from pyspark.sql.types import StringType, StructField, StructType
 
-        assert options.value_schema is not None
-        self.options = options
-        fields = value_struct(df.sparkSession, options.value_schema).fields
+        assert parsing.value_schema is not None
+        self.parsing, self.sink_id = parsing, sink_id
+        fields = value_struct(df.sparkSession, parsing.value_schema).fields
         schema = StructType([*fields, StructField(CORRUPT, StringType())])
         text = F.col("value").cast("string")
         parsed = F.from_json(text, schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT})
-        reason = _reason(text, options.value_schema)
+        reason = _reason(text, parsing.value_schema)
 
         def bad(struct: Column) -> Column:
             # Empty and blank values parse to null rather than to a corrupt record.
@@ -137,7 +137,7 @@ class ParsedValues:
                                    F.col(_PARSED).dropFields(CORRUPT).alias("data"), *extra)
 
         self.frame = with_data(F.array(parsed), F.when(bad(F.col(_PARSED)), reason).alias(ERROR))
-        self.persisted = options.dead_letter is not None
+        self.persisted = parsing.dead_letter is not None
         if self.persisted:
             # Counted, then read by the main write and the dead-letter write: parsed and read from Kafka once.
             self.frame = self.frame.persist()
@@ -176,7 +176,7 @@ class ParsedValues:
         count = sum(r["count"] for r in rows)
         others = "; ".join(f"{t} [{p}] offset {o}" for o, t, p, _ in firsts[1:6])
         raise BadRecordError(
-            f"{count} record(s) of batch {batch} of sink {self.options.sink_id!r} do not parse with value_schema; "
+            f"{count} record(s) of batch {batch} of sink {self.sink_id!r} do not parse with value_schema; "
             f"the first is {topic} [{partition}] offset {offset}: {reason}"
             + (f" (first bad offset of the other partitions: {others})" if others else "")
             + ". Nothing was committed. Set dead_letter (--dead-letter) to a Delta table to write such records "
@@ -186,7 +186,7 @@ class ParsedValues:
         """Append the bad records of `commit`'s batch to the dead-letter table, with the batch's `txn`."""
         from pyspark.sql import functions as F
 
-        assert self.options.dead_letter is not None
+        assert self.parsing.dead_letter is not None
         available = set(self.frame.columns)
         columns = [F.lit(commit.sink_id).alias("sink"), F.lit(commit.batch).cast("long").alias("batch"),
                    *(c for c in DEAD_LETTER_COLUMNS[2:-1] if c in available), F.col(ERROR).alias("error")]
@@ -196,48 +196,49 @@ class ParsedValues:
          .option("userMetadata", commit.to_json())
          # `headers` joins the table when include_headers is turned on later.
          .option("mergeSchema", "true")
-         .save(self.options.dead_letter))
+         .save(self.parsing.dead_letter))
 
     def close(self) -> None:
         if self.persisted:
             self.frame.unpersist()
 
 
-def reconcile(spark: Any, options: LoadOptions, previous: SinkCommit | None) -> None:
+def reconcile(spark: Any, source: KafkaSource, target: SinkTarget, parsing: ValueParsing,
+              previous: SinkCommit | None) -> None:
     """Write the dead letters of the sink's last batch when a crash came between its commit and theirs.
 
     A dead-letter table that already holds a later batch of the sink belongs to another table's sink of
     the same id: refused, since Delta would skip this table's dead letters as already written.
     """
-    if options.dead_letter is None:
+    if parsing.dead_letter is None:
         return
-    app = app_id(options.sink_id)
-    state = path_location(options.dead_letter, spark).state()
+    app = app_id(target.sink_id)
+    state = path_location(parsing.dead_letter, spark).state()
     written = state.txn_versions([app]).get(app) if state.refresh() is not None else None
     last = previous.batch if previous is not None else -1
     if written is not None and written > last:
         raise SinkError(
-            f"the dead-letter table {options.dead_letter} holds batch {written} of sink {options.sink_id!r}, but "
-            f"{options.table} has committed {'no batch' if previous is None else f'up to batch {last}'}: the "
+            f"the dead-letter table {parsing.dead_letter} holds batch {written} of sink {target.sink_id!r}, but "
+            f"{target.table} has committed {'no batch' if previous is None else f'up to batch {last}'}: the "
             "dead-letter table is shared with another table's sink of the same id. Give each its own sink id "
             "or dead-letter table.")
     if previous is None or previous.dead_letters == 0 or (written is not None and written >= previous.batch):
         return
     log.warning("batch %d of sink %r was committed to %s with %d dead letters that are not in %s (a crash "
                 "between the two writes): reading the batch again to write them", previous.batch,
-                options.sink_id, options.table, previous.dead_letters, options.dead_letter)
+                target.sink_id, target.table, previous.dead_letters, parsing.dead_letter)
     from kafka_spark.delta.sink import read_plan  # the sink imports this module
 
     start = {tp: off for tp, off in previous.start_offsets.items() if previous.offsets.get(tp, off) > off}
     plan = BatchPlan(previous.batch, start=start, end={tp: previous.offsets[tp] for tp in start})
-    values = ParsedValues(options, read_plan(spark, options, plan))
+    values = ParsedValues(parsing, target.sink_id, read_plan(spark, source, plan))
     try:
         found = values.counted(previous).dead_letters
         if found != previous.dead_letters:
             raise SinkError(
-                f"batch {previous.batch} of sink {options.sink_id!r} committed {previous.dead_letters} dead "
+                f"batch {previous.batch} of sink {target.sink_id!r} committed {previous.dead_letters} dead "
                 f"letters, but reading it again finds {found} bad records (value_schema changed, or records "
-                f"were deleted); {options.dead_letter} lacks that batch's dead letters")
+                f"were deleted); {parsing.dead_letter} lacks that batch's dead letters")
         values.write(previous)
     finally:
         values.close()

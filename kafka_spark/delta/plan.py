@@ -1,4 +1,8 @@
-"""Planning one batch of a load: from the table's committed offsets to the brokers' latest, capped."""
+"""Planning one batch of a load: from the table's committed offsets to the brokers' latest, capped.
+
+The plan is made once: its ranges go to the `pykafka` reader as they are (`ranges`), and the cap is
+the stream's `maxOffsetsPerTrigger` division, filled to the cap exactly (`offsets.admission`).
+"""
 
 from __future__ import annotations
 
@@ -11,13 +15,25 @@ from kafka_spark.client.offsets import earliest_offsets, latest_offsets
 from kafka_spark.delta.errors import ConcurrentWriterError, OffsetsMovedBackwardsError
 from kafka_spark.delta.position import SinkCommit
 from kafka_spark.errors import ConfigError, DataLossError
-from kafka_spark.offsets.resolve import EARLIEST_SPEC, LATEST_SPEC, OffsetSpec, resolve_offsets, resolve_partitions
-from kafka_spark.offsets.zookeeper_group import zookeeper_group_starts
+from kafka_spark.offsets.admission import rate_limit
+from kafka_spark.offsets.ranges import OffsetRange
+from kafka_spark.offsets.resolve import (
+    EARLIEST_SPEC,
+    LATEST_SPEC,
+    OffsetSpec,
+    leader_hints,
+    resolve_offsets,
+    resolve_partitions,
+)
+from kafka_spark.offsets.zookeeper_group import resolve_starts
 
 
 @dataclass
 class BatchPlan:
-    """The offsets one batch reads: [start, end) per topic-partition, plus offsets carried unchanged."""
+    """The offsets one batch reads: [start, end) per topic-partition, plus offsets carried unchanged.
+
+    `leaders` are the broker ids leading the partitions read, where known (a hint for the tasks).
+    """
 
     batch: int
     start: dict[TopicPartition, int]
@@ -25,6 +41,7 @@ class BatchPlan:
     carried: dict[TopicPartition, int] = field(default_factory=dict)
     lost: dict[TopicPartition, int] = field(default_factory=dict)
     new_partitions: list[TopicPartition] = field(default_factory=list)
+    leaders: dict[TopicPartition, int] = field(default_factory=dict)
 
     @property
     def size(self) -> int:
@@ -34,6 +51,11 @@ class BatchPlan:
     @property
     def reading(self) -> list[TopicPartition]:
         return sorted(tp for tp in self.start if self.end[tp] > self.start[tp])
+
+    def ranges(self) -> list[OffsetRange]:
+        """The ranges to read, one task each."""
+        return [OffsetRange(tp.topic, tp.partition, self.start[tp], self.end[tp], self.leaders.get(tp))
+                for tp in self.reading]
 
     def committed_offsets(self) -> dict[TopicPartition, int]:
         """The position after this batch: every partition read, and every one carried over."""
@@ -72,11 +94,7 @@ def selected_partitions(cluster: Cluster, others: Sequence[SinkCommit], topics: 
 def first_starts(cluster: Cluster, starting: str | int, tps: Sequence[TopicPartition],
                  zookeeper_group: str | None = None, fail_on_data_loss: bool = True) -> dict[TopicPartition, int]:
     """Where a sink new to the table starts: `starting`, or `zookeeper_group`'s offsets where it has them."""
-    isolation = cluster.config.isolation_level
-    starts = resolve_offsets(cluster, starting_spec(starting), list(tps), isolation, is_start=True, no_match="latest")
-    if zookeeper_group:
-        starts = zookeeper_group_starts(cluster, zookeeper_group, list(tps), starts, fail_on_data_loss)
-    return starts
+    return resolve_starts(cluster, starting_spec(starting), tps, "latest", zookeeper_group, fail_on_data_loss)
 
 
 def plan_batch(cluster: Cluster, previous: SinkCommit | None, others: Sequence[SinkCommit],
@@ -119,26 +137,10 @@ def plan_batch(cluster: Cluster, previous: SinkCommit | None, others: Sequence[S
             lost[tp] = earliest[tp] - pos
             pos = earliest[tp]
         start[tp] = pos
-    end = _capped(start, latest, max_records)
+    # A start past the latest offset (a group's position inside an open transaction) reads nothing.
+    reachable = {tp: max(latest[tp], start[tp]) for tp in start}
+    end = rate_limit(max_records, start, reachable, exact=True) if max_records else reachable
     carried = {tp: off for tp, off in committed.items() if tp not in start}
+    reading = [tp for tp in start if end[tp] > start[tp]]
     return BatchPlan(batch=previous.batch + 1 if previous else 0, start=start, end=end, carried=carried,
-                     lost=lost, new_partitions=new if previous else [])
-
-
-def _capped(start: dict[TopicPartition, int], latest: dict[TopicPartition, int],
-            max_records: int | None) -> dict[TopicPartition, int]:
-    """End offsets, with at most `max_records` offsets in all, shared in proportion to each backlog."""
-    backlog = {tp: max(latest[tp] - start[tp], 0) for tp in start}
-    total = sum(backlog.values())
-    if not max_records or total <= max_records:
-        return {tp: start[tp] + backlog[tp] for tp in start}
-    share = {tp: backlog[tp] * max_records // total for tp in start}
-    # Hand out the rounding remainder to the largest backlogs so the cap is used exactly.
-    left = max_records - sum(share.values())
-    for tp in sorted(start, key=lambda t: -backlog[t]):
-        if left <= 0:
-            break
-        if share[tp] < backlog[tp]:
-            share[tp] += 1
-            left -= 1
-    return {tp: start[tp] + share[tp] for tp in start}
+                     lost=lost, new_partitions=new if previous else [], leaders=leader_hints(cluster, reading))

@@ -19,38 +19,38 @@ from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.errors import ConfigError
 
 if TYPE_CHECKING:
-    from kafka_spark.delta.sink import LoadOptions
+    from kafka_spark.delta.options import KafkaSource, Publishing
 
 log = logging.getLogger(__name__)
 
 
-def check_publish_options(options: LoadOptions) -> None:
+def check_publish_options(source: KafkaSource, publishing: Publishing) -> None:
     """Refuse ZooKeeper groups (to start from or publish to) without `zookeeper.connect` in `kafka`."""
-    wanted = [name for name, value in (("start_zookeeper_group", options.start_zookeeper_group),
-                                       ("publish_zookeeper_group", options.publish_zookeeper_group)) if value]
-    if wanted and ClientConfig(options.kafka).zookeeper is None:
+    wanted = [name for name, value in (("start_zookeeper_group", source.start_zookeeper_group),
+                                       ("publish_zookeeper_group", publishing.zookeeper_group)) if value]
+    if wanted and ClientConfig(source.kafka).zookeeper is None:
         raise ConfigError(f"{' and '.join(wanted)} need zookeeper.connect in the Kafka properties: the ZooKeeper "
                           "that holds the group's offsets (/consumers/<group>/offsets)")
 
 
-def publish_committed(options: LoadOptions, offsets: Mapping[TopicPartition, int],
+def publish_committed(publishing: Publishing, offsets: Mapping[TopicPartition, int],
                       cluster: Cluster | None = None) -> None:
-    """Mirror committed `offsets` to `publish_group` (Kafka) and `publish_zookeeper_group` (ZooKeeper)."""
+    """Mirror committed `offsets` to the Kafka group and the ZooKeeper group of `publishing`."""
     if not offsets:
         return
-    if options.publish_group:
+    if publishing.group:
         if cluster is not None:
-            GroupAdmin(cluster).commit(options.publish_group, offsets)
+            GroupAdmin(cluster).commit(publishing.group, offsets)
         else:
-            with Cluster(options.kafka) as own:
-                GroupAdmin(own).commit(options.publish_group, offsets)
-    if options.publish_zookeeper_group:
+            with Cluster(publishing.kafka) as own:
+                GroupAdmin(own).commit(publishing.group, offsets)
+    if publishing.zookeeper_group:
         from kafka_spark.zookeeper.offsets import store_offsets
         from kafka_spark.zookeeper.session import ZooKeeperSession
 
-        settings = ClientConfig(options.kafka).zookeeper
+        settings = ClientConfig(publishing.kafka).zookeeper
         assert settings is not None  # check_publish_options ran first
         with ZooKeeperSession(settings) as session:
-            store_offsets(session, options.publish_zookeeper_group, offsets)
+            store_offsets(session, publishing.zookeeper_group, offsets)
         log.info("published the offsets of %d partitions to ZooKeeper group %r", len(offsets),
-                 options.publish_zookeeper_group)
+                 publishing.zookeeper_group)

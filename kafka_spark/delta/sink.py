@@ -10,7 +10,6 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +19,7 @@ from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.dead_letter import ParsedValues, check_options, reconcile
 from kafka_spark.delta.errors import BatchAlreadyCommittedError, ConcurrentWriterError, DeltaLogError
 from kafka_spark.delta.location import TableLocation, locate, path_location
+from kafka_spark.delta.options import KafkaSource, LoadOptions, SinkTarget, Transform, ValueParsing, WriteFormat
 from kafka_spark.delta.plan import BatchPlan, plan_batch
 from kafka_spark.delta.position import (
     SinkCommit,
@@ -36,46 +36,14 @@ from kafka_spark.delta.progress import Progress
 from kafka_spark.delta.publish import check_publish_options, publish_committed
 from kafka_spark.delta.table_state import TableState
 from kafka_spark.errors import ConfigError
-from kafka_spark.offsets.ranges import offsets_to_json
+from kafka_spark.offsets.ranges import offsets_to_json, ranges_to_json
+from kafka_spark.spark.options import PLANNED_RANGES
 from kafka_spark.spark.redaction import redact_secret_options
 
 log = logging.getLogger(__name__)
 
-Transform = Callable[[Any], Any]  # DataFrame -> DataFrame
 # Test hook: kill the process at a named point of the commit protocol, to prove crash safety.
 CRASH_ENV = "KAFKA_SPARK_CRASH_AT"
-
-
-@dataclass
-class LoadOptions:
-    """What to load where. `kafka` holds client properties (`bootstrap.servers`, security, ...).
-
-    `merge_schema` lets a write add the columns a transform introduces (Delta's `mergeSchema`).
-    `start_zookeeper_group`: a sink new to the table starts where this old consumer group's offsets in
-    ZooKeeper stand (`starting` for partitions it has none of); `publish_zookeeper_group`: after each
-    commit, the positions go there too, as old consumers wrote them. Both need `zookeeper.connect` in `kafka`.
-    `value_schema` (Spark DDL) parses each value as JSON into the column `data`; a value that does not parse
-    fails the write, or with `dead_letter` (a Delta table) goes there and the rest loads (see dead_letter.py).
-    """
-
-    table: str
-    kafka: dict[str, str]
-    topics: Sequence[str] = ()
-    pattern: str | None = None
-    sink_id: str = "default"
-    starting: str | int = "earliest"
-    max_records: int | None = None
-    fail_on_data_loss: bool = True
-    partition_by: Sequence[str] = ()
-    transform: str | Transform | None = None
-    include_headers: bool = False
-    publish_group: str | None = None
-    start_zookeeper_group: str | None = None
-    publish_zookeeper_group: str | None = None
-    progress: bool = False
-    merge_schema: bool = False
-    value_schema: str | None = None
-    dead_letter: str | None = None
 
 
 @dataclass
@@ -116,48 +84,46 @@ def _crash_point(name: str) -> None:
 def load(spark, options: LoadOptions) -> LoadResult:
     """Load everything new since the table's committed offsets (up to `max_records`) in one Delta commit."""
     started = time.monotonic()
-    sink_id = check_sink_id(options.sink_id)
-    check_options(spark, options)
-    check_publish_options(options)
+    source, target, parsing, publishing = options.source, options.target, options.parsing, options.publishing
+    sink_id = check_sink_id(target.sink_id)
+    check_options(spark, target, parsing)
+    check_publish_options(source, publishing)
     run_id = uuid.uuid4().hex[:12]
-    location = locate(options.table, spark)
+    location = locate(target.table, spark)
     previous, others = sink_positions(location, sink_id)
-    reconcile(spark, options, previous)
-    with Cluster(options.kafka) as cluster:
-        plan = plan_batch(cluster, previous, others, options.topics, options.pattern,
-                          options.starting, options.max_records, options.fail_on_data_loss,
-                          options.start_zookeeper_group)
+    reconcile(spark, source, target, parsing, previous)
+    with Cluster(source.kafka) as cluster:
+        plan = plan_batch(cluster, previous, others, source.topics, source.pattern, source.starting,
+                          options.max_records, source.fail_on_data_loss, source.start_zookeeper_group)
         if plan.size == 0 and previous is not None and not plan.lost:
-            publish_committed(options, previous.offsets, cluster)  # in case the last run died before it
+            publish_committed(publishing, previous.offsets, cluster)  # in case the last run died before it
             return LoadResult("up-to-date", sink_id, previous.batch, seconds=time.monotonic() - started,
                               offsets=previous.offsets, run_id=run_id)
         result = commit_batch(spark, options, plan, run_id, location)
-        publish_committed(options, result.offsets, cluster)
+        publish_committed(publishing, result.offsets, cluster)
     result.seconds = time.monotonic() - started
     return result
 
 
-def read_plan(spark, options: LoadOptions, plan: BatchPlan):
-    """The DataFrame of exactly the plan's offsets, through `format("pykafka")`."""
+def read_plan(spark, source: KafkaSource, plan: BatchPlan):
+    """The DataFrame of exactly the plan's offsets, through `format("pykafka")`, in the plan's tasks."""
     reading = plan.reading
     redact_secret_options(spark)
-    reader = spark.read.format("pykafka")
-    for k, v in options.kafka.items():
-        reader = reader.option(f"kafka.{k}", v)
     if not reading:
         # Nothing to read but the position still moves (only lost offsets): an empty frame.
         from kafka_spark.records import kafka_schema
 
-        return spark.createDataFrame(kafka_schema(options.include_headers).empty_table())
+        return spark.createDataFrame(kafka_schema(source.include_headers).empty_table())
     assign: dict[str, list[int]] = {}
     for tp in reading:
         assign.setdefault(tp.topic, []).append(tp.partition)
-    return (reader.option("assign", json.dumps(assign))
+    # The plan's own ranges go along, so the reader reads them as planned instead of planning again.
+    return (spark.read.format("pykafka").options(**source.client_options())
+            .option("assign", json.dumps(assign))
             .option("startingOffsets", offsets_to_json({tp: plan.start[tp] for tp in reading}))
             .option("endingOffsets", offsets_to_json({tp: plan.end[tp] for tp in reading}))
-            .option("failOnDataLoss", str(options.fail_on_data_loss).lower())
-            .option("includeHeaders", str(options.include_headers).lower())
-            .load())
+            .option(PLANNED_RANGES, ranges_to_json(plan.ranges()))
+            .options(**source.read_flags()).load())
 
 
 _VIEW_LOCK = threading.Lock()
@@ -212,36 +178,38 @@ def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str,
     """Write the plan's rows and offsets in one Delta commit; detect a batch someone else committed."""
     commit = SinkCommit(sink_id=options.sink_id, batch=plan.batch, offsets=plan.committed_offsets(),
                         start_offsets=dict(plan.start), run_id=run_id, committed_at_ms=now_ms())
-    result = write_commit(spark, options, read_plan(spark, options, plan), commit, f"batch {plan.batch}", location)
+    df = read_plan(spark, options.source, plan)
+    result = write_commit(spark, options.target, options.format, options.parsing, df, commit, f"batch {plan.batch}",
+                          location)
     result.lost = dict(plan.lost)
     return result
 
 
-def write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: str,
-                 location: TableLocation | None = None) -> LoadResult:
+def write_commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, df, commit: SinkCommit,
+                 label: str, location: TableLocation | None = None) -> LoadResult:
     """Append `df` (transformed) with `commit` as Delta `txn` + `userMetadata`, in one Delta commit.
 
     Shared by batch loads and micro-batches. `commit` is recorded as pending first; afterwards the
     committed truth is read back from the Delta log and kept beside the table. `location` is
-    `options.table` located, when the caller has done it (a catalog table is created here if need be).
+    `target.table` located, when the caller has done it (a catalog table is created here if need be).
     """
-    if options.value_schema is None:
-        return _write_commit(spark, options, df, commit, label, None, location)
-    values = ParsedValues(options, df)
+    if parsing.value_schema is None:
+        return _write_commit(spark, target, fmt, df, commit, label, None, location)
+    values = ParsedValues(parsing, target.sink_id, df)
     try:
-        return _write_commit(spark, options, values.main, values.counted(commit), label, values, location)
+        return _write_commit(spark, target, fmt, values.main, values.counted(commit), label, values, location)
     finally:
         values.close()
 
 
-def _write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: str,
+def _write_commit(spark, target: SinkTarget, fmt: WriteFormat, df, commit: SinkCommit, label: str,
                   values: ParsedValues | None, location: TableLocation | None) -> LoadResult:
-    sink_id = options.sink_id
-    out = apply_transform(df, options.transform)
+    sink_id = target.sink_id
+    out = apply_transform(df, fmt.transform)
     # A catalog table's first write creates it from the output's schema first: its location must be
     # known before the pending record is written there.
-    location = location or locate(options.table, spark) or path_location(
-        create_catalog_table(spark, options.table, out.schema, options.partition_by), spark, name=options.table)
+    location = location or locate(target.table, spark) or path_location(
+        create_catalog_table(spark, target.table, out.schema, fmt.partition_by), spark, name=target.table)
     table = str(location)
     write_pending(location, commit)
     state = location.state()
@@ -250,13 +218,13 @@ def _write_commit(spark, options: LoadOptions, df, commit: SinkCommit, label: st
     writer = (out.write.format("delta").mode("append")
               .option("txnAppId", app_id(sink_id)).option("txnVersion", commit.batch)
               .option("userMetadata", commit.to_json()))
-    if options.merge_schema:
+    if fmt.merge_schema:
         writer = writer.option("mergeSchema", "true")
-    if options.partition_by:
-        writer = writer.partitionBy(*options.partition_by)
+    if fmt.partition_by:
+        writer = writer.partitionBy(*fmt.partition_by)
     _crash_point("before-write")
     try:
-        if options.progress:
+        if fmt.progress:
             with Progress(spark, f"{sink_id} {label}"):
                 _save(writer, location)
         else:

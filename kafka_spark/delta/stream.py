@@ -18,17 +18,17 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.catalog import create_catalog_table, is_table_name
+from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.dead_letter import check_options, reconcile
 from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.offset_log import batch_end_offsets
+from kafka_spark.delta.options import KafkaSource, StreamOptions, default_checkpoint
 from kafka_spark.delta.plan import first_starts, selected_partitions, starting_spec
 from kafka_spark.delta.position import (
     SinkCommit,
@@ -38,7 +38,7 @@ from kafka_spark.delta.position import (
     sink_positions,
 )
 from kafka_spark.delta.publish import check_publish_options, publish_committed
-from kafka_spark.delta.sink import LoadOptions, LoadResult, apply_transform, write_commit
+from kafka_spark.delta.sink import LoadResult, apply_transform, write_commit
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
 from kafka_spark.spark.options import duration_ms
@@ -51,39 +51,6 @@ Offsets = Mapping[TopicPartition, int]
 
 class CheckpointMismatchError(SinkError):
     """The query's checkpoint and the table disagree on where the sink's stream stands."""
-
-
-@dataclass
-class StreamOptions(LoadOptions):
-    """A Kafka -> Delta stream: `LoadOptions` plus the query's checkpoint, trigger and per-trigger limits.
-
-    `trigger` is `available-now`, `once`, or a processing-time interval (`10s`, `500ms`, `1m`).
-    `checkpoint` defaults to `<table>/_kafka_spark/checkpoints/<sink id>` (VACUUM leaves `_` paths alone);
-    for a catalog table, `start_stream` sets it from the table's location.
-    `on_commit(batch_id, result)` is called on the driver after each micro-batch's Delta commit.
-    """
-
-    checkpoint: str | None = None
-    trigger: str = "available-now"
-    max_offsets_per_trigger: int | None = None
-    min_offsets_per_trigger: int | None = None
-    max_trigger_delay: str | None = None
-    source_options: dict[str, str] = field(default_factory=dict)
-    on_commit: Callable[[int, LoadResult], None] | None = None
-
-    @property
-    def checkpoint_location(self) -> str:
-        if self.checkpoint:
-            return self.checkpoint
-        if is_table_name(self.table):
-            raise ConfigError(f"the checkpoint of catalog table {self.table} goes beside the table's location, "
-                              "known once start_stream has found it; or give `checkpoint`")
-        return default_checkpoint(self.table, self.sink_id)
-
-
-def default_checkpoint(location: str, sink_id: str) -> str:
-    """The query's checkpoint beside the table (VACUUM leaves `_` paths alone)."""
-    return f"{location.rstrip('/')}/_kafka_spark/checkpoints/{sink_id}"
 
 
 def trigger_kwargs(trigger: str) -> dict[str, Any]:
@@ -101,16 +68,16 @@ def trigger_kwargs(trigger: str) -> dict[str, Any]:
     return {"processingTime": f"{ms} milliseconds"}
 
 
-def starting_option(cluster: Cluster, options: StreamOptions, location: TableLocation | None) -> tuple[str, str]:
+def starting_option(cluster: Cluster, source: KafkaSource, sink_id: str,
+                    location: TableLocation | None) -> tuple[str, str]:
     """The source option that places the query: the table's position, or the user's start for a new sink."""
-    previous, others = sink_positions(location, options.sink_id)
-    tps = selected_partitions(cluster, others, options.topics, options.pattern)
-    if previous is None and options.start_zookeeper_group:
-        starts = first_starts(cluster, options.starting, tps, options.start_zookeeper_group,
-                              options.fail_on_data_loss)
+    previous, others = sink_positions(location, sink_id)
+    tps = selected_partitions(cluster, others, source.topics, source.pattern)
+    if previous is None and source.start_zookeeper_group:
+        starts = first_starts(cluster, source.starting, tps, source.start_zookeeper_group, source.fail_on_data_loss)
         return "startingOffsets", offsets_to_json(starts)
     if previous is None:
-        spec = starting_spec(options.starting)
+        spec = starting_spec(source.starting)
         if spec.kind == "timestamp":
             return "startingTimestamp", str(spec.timestamp)
         return "startingOffsets", spec.kind
@@ -120,44 +87,34 @@ def starting_option(cluster: Cluster, options: StreamOptions, location: TableLoc
 
 def start_stream(spark, options: StreamOptions):
     """Start the query (a `StreamingQuery`); every micro-batch is one Delta commit of rows and offsets."""
-    check_sink_id(options.sink_id)
-    check_options(spark, options)
-    check_publish_options(options)
-    location = locate(options.table, spark)
-    if options.dead_letter is not None:
-        reconcile(spark, options, committed_position(location, options.sink_id) if location else None)
+    source, target, parsing = options.source, options.target, options.parsing
+    check_sink_id(target.sink_id)
+    check_options(spark, target, parsing)
+    check_publish_options(source, options.publishing)
+    location = locate(target.table, spark)
+    if parsing.dead_letter is not None:
+        reconcile(spark, source, target, parsing, committed_position(location, target.sink_id) if location else None)
     # before the query clones the session's settings
     redact_secret_options(spark)
-    reader = spark.readStream.format("pykafka")
-    for k, v in options.kafka.items():
-        reader = reader.option(f"kafka.{k}", v)
-    with Cluster(options.kafka) as cluster:
-        reader = reader.option(*starting_option(cluster, options, location))
-    if options.pattern:
-        reader = reader.option("subscribePattern", options.pattern)
-    else:
-        reader = reader.option("subscribe", ",".join(options.topics))
-    limits = {"maxOffsetsPerTrigger": options.max_offsets_per_trigger,
-              "minOffsetsPerTrigger": options.min_offsets_per_trigger,
-              "maxTriggerDelay": options.max_trigger_delay}
-    for name, value in limits.items():
-        if value is not None:
-            reader = reader.option(name, str(value))
-    for k, v in options.source_options.items():
-        reader = reader.option(k, v)
-    df = (reader.option("failOnDataLoss", str(options.fail_on_data_loss).lower())
-          .option("includeHeaders", str(options.include_headers).lower()).load())
+    with Cluster(source.kafka) as cluster:
+        starting = starting_option(cluster, source, target.sink_id, location)
+    selection = ("subscribePattern", source.pattern) if source.pattern else ("subscribe", ",".join(source.topics))
+    # In this order, the later winning: the user's source options override all but the two flags.
+    read = {**source.client_options(), starting[0]: starting[1], selection[0]: selection[1],
+            **options.pacing.reader_options(), **source.read_flags()}
+    df = spark.readStream.format("pykafka").options(**read).load()
     if location is None:
         # A catalog table new to the catalog is created from the query's output schema now, so that its
         # checkpoint can live beside it.
-        schema = apply_transform(df, options.transform).schema
-        location = path_location(create_catalog_table(spark, options.table, schema, options.partition_by), spark,
-                                 name=options.table)
+        fmt = options.format
+        schema = apply_transform(df, fmt.transform).schema
+        location = path_location(create_catalog_table(spark, target.table, schema, fmt.partition_by), spark,
+                                 name=target.table)
     if options.checkpoint is None and location.name:
-        options.checkpoint = default_checkpoint(location.path, options.sink_id)
+        options.checkpoint = default_checkpoint(location.path, target.sink_id)
     writer = MicroBatchWriter(spark, options, location)
     return (df.writeStream.foreachBatch(writer).option("checkpointLocation", options.checkpoint_location)
-            .queryName(f"kafka-spark-{options.sink_id}").trigger(**trigger_kwargs(options.trigger)).start())
+            .queryName(f"kafka-spark-{target.sink_id}").trigger(**trigger_kwargs(options.pacing.trigger)).start())
 
 
 class MicroBatchWriter:
@@ -165,42 +122,45 @@ class MicroBatchWriter:
 
     def __init__(self, spark, options: StreamOptions, location: TableLocation | None = None) -> None:
         self.spark = spark
-        self.options = options
+        self.options = options  # for its checkpoint, which start_stream may set, and on_commit
+        self.source, self.target, self.parsing = options.source, options.target, options.parsing
+        self.format, self.publishing = options.format, options.publishing
         self.location = location
         self.results: list[LoadResult] = []
 
     def __call__(self, df, batch_id: int) -> None:
         started = time.monotonic()
-        options, checkpoint = self.options, self.options.checkpoint_location
+        target, checkpoint = self.target, self.options.checkpoint_location
         end = batch_end_offsets(self.spark, checkpoint, batch_id)
         if end is None:
             raise SinkError(f"{checkpoint}: micro-batch {batch_id} has no offset log entry")
         start = batch_end_offsets(self.spark, checkpoint, batch_id - 1) if batch_id > 0 else None
-        self.location = self.location or locate(options.table, self.spark)
-        previous = committed_position(self.location, options.sink_id) if self.location else None
-        reconcile(self.spark, options, previous)
+        self.location = self.location or locate(target.table, self.spark)
+        previous = committed_position(self.location, target.sink_id) if self.location else None
+        reconcile(self.spark, self.source, target, self.parsing, previous)
         if previous is not None:
             if all(previous.offsets.get(tp) == off for tp, off in end.items()):
                 log.warning("micro-batch %d of the query ends at the offsets the table already holds (batch %d "
                             "of sink %r): a replay after a crash; not written again", batch_id, previous.batch,
-                            options.sink_id)
+                            target.sink_id)
                 # The crash may have come between the commit and its mirrors.
-                publish_committed(options, previous.offsets)
+                publish_committed(self.publishing, previous.offsets)
                 return
             self._check_continuity(previous, start, end, batch_id)
         batch = previous.batch + 1 if previous else 0
         carried = {tp: off for tp, off in (previous.offsets if previous else {}).items() if tp not in end}
-        commit = SinkCommit(sink_id=options.sink_id, batch=batch, offsets={**carried, **end},
+        commit = SinkCommit(sink_id=target.sink_id, batch=batch, offsets={**carried, **end},
                             start_offsets=dict(start if start is not None else previous.offsets if previous else {}),
                             run_id=f"{uuid.uuid4().hex[:8]}-q{batch_id}", committed_at_ms=now_ms())
-        result = write_commit(self.spark, options, df, commit, f"micro-batch {batch_id}", self.location)
+        result = write_commit(self.spark, target, self.format, self.parsing, df, commit, f"micro-batch {batch_id}",
+                              self.location)
         result.seconds = time.monotonic() - started
-        publish_committed(options, result.offsets)
+        publish_committed(self.publishing, result.offsets)
         self.results.append(result)
-        if options.on_commit is not None:
-            options.on_commit(batch_id, result)
+        if self.options.on_commit is not None:
+            self.options.on_commit(batch_id, result)
         log.info("micro-batch %d: committed batch %d of sink %r (Delta version %s, %d rows)", batch_id, batch,
-                 options.sink_id, result.table_version, result.rows)
+                 target.sink_id, result.table_version, result.rows)
 
     def _check_continuity(self, previous: SinkCommit, start: Offsets | None, end: Offsets, batch_id: int) -> None:
         # A batch must begin where the table's position ends, or rows would be lost or written twice.
@@ -212,6 +172,6 @@ class MicroBatchWriter:
             detail = ", ".join(f"{tp}: table {a}, checkpoint {b}" for tp, (a, b) in sorted(moved.items())[:5])
             raise CheckpointMismatchError(
                 f"micro-batch {batch_id} of {self.options.checkpoint_location} starts elsewhere than the table "
-                f"{self.options.table} for sink {self.options.sink_id!r} ({detail}); the checkpoint belongs to "
+                f"{self.target.table} for sink {self.target.sink_id!r} ({detail}); the checkpoint belongs to "
                 "another table or sink, or another writer moved the sink. Delete the checkpoint to resume from "
                 "the table.")

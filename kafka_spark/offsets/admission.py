@@ -1,4 +1,5 @@
-"""How much a micro-batch takes: Spark's `maxOffsetsPerTrigger` division and `minOffsetsPerTrigger` gate.
+"""How much a batch takes: Spark's `maxOffsetsPerTrigger` division (also a batch load's record cap) and
+its `minOffsetsPerTrigger` gate.
 
 Pure arithmetic over offset maps (next offset to read per topic-partition), so the stream reader's
 batch boundaries are those of Spark's Kafka source and can be checked without a broker.
@@ -17,33 +18,52 @@ LONG_MAX = 2**63 - 1
 
 
 def rate_limit(limit: int, start: Offsets, until: Offsets,
-               earliest_of_new: Callable[[list[TopicPartition]], Mapping[TopicPartition, int]]
-               ) -> dict[TopicPartition, int]:
-    """End offsets of a batch of at most ~`limit` offsets, shared in proportion to each backlog.
+               earliest_of_new: Callable[[list[TopicPartition]], Mapping[TopicPartition, int]] | None = None,
+               *, exact: bool = False) -> dict[TopicPartition, int]:
+    """End offsets of a batch of about `limit` offsets, shared in proportion to each backlog.
 
-    Spark's rule: a partition new since `start` begins at its earliest offset (fetched only if
-    needed); each non-empty partition gets `limit * size / total`, floored, but at least one
-    offset; partitions with nothing to read keep their `until` value; partitions absent from
+    Spark's rule (`maxOffsetsPerTrigger`): a partition new since `start` begins at its earliest offset
+    (fetched only if needed); each non-empty partition gets `limit * size / total`, floored, but at
+    least one offset; partitions with nothing to read keep their `until` value; partitions absent from
     `until` (deleted) are absent from the result.
+
+    `exact` (a batch load's record cap) takes exactly `limit` offsets when there are more: no share is
+    raised to one, and what flooring leaves goes one offset each to the largest backlogs.
     """
     new = [tp for tp in until if tp not in start]
     begins: dict[TopicPartition, int] = dict(start)
-    if new:
+    if new and earliest_of_new is not None:
         begins.update(earliest_of_new(new))
-    sizes = {tp: end - begins[tp] for tp, end in until.items() if tp in begins and end - begins[tp] > 0}
-    total = float(sum(sizes.values()))
-    if total < 1:
+    sizes = {tp: until[tp] - begin for tp, begin in begins.items() if tp in until and until[tp] - begin > 0}
+    if sum(sizes.values()) < 1:
         return dict(until)
-    out: dict[TopicPartition, int] = {}
-    for tp, end in until.items():
-        size = sizes.get(tp)
-        if size is None:
-            out[tp] = end
-            continue
+    shares = _filled_shares(limit, sizes) if exact else _spark_shares(limit, sizes)
+    return {tp: min(end, begins[tp] + shares[tp], LONG_MAX) if tp in shares else end for tp, end in until.items()}
+
+
+def _spark_shares(limit: int, sizes: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+    # In doubles, the division first, as Spark computes it.
+    total = float(sum(sizes.values()))
+    shares = {}
+    for tp, size in sizes.items():
         prorate = limit * (size / total)
-        share = math.ceil(prorate) if prorate < 1 else math.floor(prorate)
-        out[tp] = min(end, min(begins[tp] + share, LONG_MAX))
-    return out
+        shares[tp] = math.ceil(prorate) if prorate < 1 else math.floor(prorate)
+    return shares
+
+
+def _filled_shares(limit: int, sizes: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+    # In integers, so that large offsets round no share up past the cap.
+    total = sum(sizes.values())
+    shares = {tp: min(size, limit * size // total) for tp, size in sizes.items()}
+    # The rounding remainder goes to the largest backlogs, so that the cap is used exactly.
+    left = limit - sum(shares.values())
+    for tp in sorted(sizes, key=lambda t: -sizes[t]):
+        if left <= 0:
+            break
+        if shares[tp] < sizes[tp]:
+            shares[tp] += 1
+            left -= 1
+    return shares
 
 
 class TriggerGate:

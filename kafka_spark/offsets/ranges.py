@@ -72,6 +72,32 @@ def offsets_to_json(offsets: Mapping[TopicPartition, int] | Mapping[tuple[str, i
     return json.dumps(offsets_to_dict(offsets), separators=(",", ":"))
 
 
+def ranges_to_json(ranges: Iterable[OffsetRange]) -> str:
+    """`[["topic", partition, start, end, leader], ...]`: ranges as a planner resolved them (leader may be null)."""
+    return json.dumps([[r.topic, r.partition, r.start, r.end, r.leader] for r in ranges], separators=(",", ":"))
+
+
+def ranges_from_json(text: str, option: str) -> list[OffsetRange]:
+    """Parse `ranges_to_json`'s form; errors name `option`."""
+    try:
+        raw = json.loads(text)
+        if not isinstance(raw, list):
+            raise ValueError("not a list")
+        out = []
+        for item in raw:
+            topic, partition, start, end, leader = item
+            numbers = (partition, start, end) if leader is None else (partition, start, end, leader)
+            if not isinstance(topic, str) or any(isinstance(n, bool) or not isinstance(n, int) for n in numbers):
+                raise ValueError(f"{item!r} is not [topic, partition, start, end, leader]")
+            if not 0 <= start <= end:
+                raise ValueError(f"{item!r} does not go from an offset to one at or after it")
+            out.append(OffsetRange(topic, partition, start, end, leader))
+        return out
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"option {option!r}: expected JSON like [[\"topicA\",0,10,20,1]], got {text[:200]!r} "
+                          f"({exc})") from None
+
+
 def split_ranges(ranges: Iterable[OffsetRange], min_partitions: int | None = None,
                  max_records_per_partition: int | None = None) -> list[OffsetRange]:
     """Split ranges into tasks the way Spark's Kafka source does; empty ranges are dropped.

@@ -16,7 +16,7 @@ from kafka_spark.offsets.ranges import EARLIEST, EARLIEST_SPEC, LATEST, LATEST_S
 log = logging.getLogger(__name__)
 
 __all__ = ["EARLIEST_SPEC", "LATEST_SPEC", "NoOffsetForTimestampError", "OffsetLookup", "OffsetSpec",
-           "pick_partitions", "resolve_offsets", "resolve_partitions", "resolve_spec"]
+           "leader_hints", "pick_partitions", "resolve_offsets", "resolve_partitions", "resolve_spec"]
 
 
 class NoOffsetForTimestampError(KafkaSparkError):
@@ -78,6 +78,14 @@ def pick_partitions(partitions_of: Callable[[str], list[TopicPartition]], matchi
         return [tp for tp in tps if tp in existing]
     topics = matching(pattern) if pattern else list(subscribe)
     return sorted(tp for topic in topics for tp in partitions_of(topic))
+
+
+def leader_hints(cluster: Cluster, tps: Sequence[TopicPartition]) -> dict[TopicPartition, int]:
+    """The broker id leading each partition, where known: a hint of where to read it, never required."""
+    try:
+        return {tp: leader for leader, group in cluster.group_by_leader(list(tps)).items() for tp in group}
+    except Exception:  # only a hint: each task finds its leader itself
+        return {}
 
 
 def resolve_offsets(cluster: Cluster, spec: OffsetSpec, tps: list[TopicPartition], isolation: str,

@@ -1,4 +1,5 @@
-"""Starting offsets from an old consumer group's positions in ZooKeeper, checked against the partitions."""
+"""Where a read starts: its starting spec resolved, or an old consumer group's positions in ZooKeeper,
+checked against the partitions."""
 
 from __future__ import annotations
 
@@ -9,10 +10,20 @@ from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.offsets import earliest_offsets, latest_offsets
 from kafka_spark.errors import ConfigError, DataLossError
+from kafka_spark.offsets.resolve import OffsetSpec, resolve_offsets
 from kafka_spark.zookeeper.offsets import group_offsets
 from kafka_spark.zookeeper.session import ZooKeeperSession
 
 log = logging.getLogger(__name__)
+
+
+def resolve_starts(cluster: Cluster, spec: OffsetSpec, tps: Sequence[TopicPartition], no_match: str = "error",
+                   zookeeper_group: str | None = None, fail_on_data_loss: bool = True) -> dict[TopicPartition, int]:
+    """Where a read of `tps` starts: `spec` resolved, or `zookeeper_group`'s stored offsets where it has them."""
+    starts = resolve_offsets(cluster, spec, list(tps), cluster.config.isolation_level, True, no_match)
+    if zookeeper_group:
+        starts = zookeeper_group_starts(cluster, zookeeper_group, tps, starts, fail_on_data_loss)
+    return starts
 
 
 def zookeeper_group_starts(cluster: Cluster, group: str, tps: Sequence[TopicPartition],

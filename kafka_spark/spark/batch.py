@@ -16,7 +16,8 @@ from pyspark.sql.datasource import (
     InputPartition,
 )
 
-from kafka_spark.spark.options import SourceOptions, parse_source_options
+from kafka_spark.offsets.ranges import OffsetRange
+from kafka_spark.spark.options import PLANNED_RANGES, SourceOptions, parse_source_options, planned_ranges
 from kafka_spark.spark.partition import KafkaInputPartition
 from kafka_spark.spark.schema import kafka_ddl
 from kafka_spark.spark.versions import STREAM_READ, STREAM_WRITE, require_pyspark
@@ -36,10 +37,11 @@ class KafkaDataSource(DataSource):
 
     def schema(self) -> str:
         # Spark calls this at load(): validating here makes bad options fail when the DataFrame is defined.
-        return kafka_ddl(parse_source_options(self.options, "any").include_headers)
+        return kafka_ddl(parse_source_options(self.options, "any", own_options=(PLANNED_RANGES,)).include_headers)
 
     def reader(self, schema: object) -> DataSourceReader:
-        return KafkaBatchReader(with_brokers(parse_source_options(self.options, "batch")))
+        options = parse_source_options(self.options, "batch", own_options=(PLANNED_RANGES,))
+        return KafkaBatchReader(with_brokers(options), planned_ranges(self.options, options))
 
     def streamReader(self, schema: object) -> DataSourceStreamReader:
         require_pyspark("readStream.format('pykafka') (admission control of Python stream sources)", STREAM_READ)
@@ -71,13 +73,16 @@ def with_brokers(options: SourceOptions) -> SourceOptions:
 
 
 class KafkaBatchReader(DataSourceReader):
-    """Plans offset ranges on the driver; each task reads one range on an executor."""
+    """Plans offset ranges on the driver (unless `planned` gives them); each task reads one range on an executor."""
 
-    def __init__(self, options: SourceOptions) -> None:
+    def __init__(self, options: SourceOptions, planned: list[OffsetRange] | None = None) -> None:
         # Only validated, picklable options here: connections open in read(), on the executor.
         self.options = options
+        self.planned = planned
 
     def partitions(self) -> Sequence[InputPartition]:
+        if self.planned is not None:
+            return [KafkaInputPartition(r) for r in self.planned]
         from kafka_spark.spark.planner import plan_batch
 
         return [KafkaInputPartition(r) for r in plan_batch(self.options)]

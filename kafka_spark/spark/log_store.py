@@ -38,7 +38,7 @@ def locate(uri: str, store: Mapping[str, str]) -> Location:
     if not sep or scheme.lower() == "file" or len(scheme) < 2:
         storage, path = resolve(uri)
         return Location(uri, storage, path)
-    from kafka_spark.delta.storage import arrow_filesystem, environment_hadoop_conf
+    from kafka_spark.segments.object_store import arrow_filesystem, environment_hadoop_conf
 
     fs, path = arrow_filesystem(uri, {**environment_hadoop_conf(os.environ), **store})
     storage, path = resolve(path, fs)

@@ -16,9 +16,11 @@ from kafka_spark.offsets.ranges import (
     EARLIEST_SPEC,
     LATEST,
     LATEST_SPEC,
+    OffsetRange,
     OffsetSpec,
     TopicPartition,
     offsets_from_json,
+    ranges_from_json,
 )
 from kafka_spark.zookeeper.settings import ZooKeeperSettings
 
@@ -38,6 +40,9 @@ _SOURCE_OPTIONS = {k.lower(): k for k in (
     # Ours.
     "commitOffsetsToKafka", "startingOffsetsFromZooKeeperGroup",
 )}
+# Internal, for batch reads whose offsets a caller planned already (the Delta load): the tasks as it
+# resolved them, read as they are instead of being planned again (see `planned_ranges`).
+PLANNED_RANGES = "plannedRanges"
 _IGNORED_JVM_KNOBS = {"fetchoffset.numretries", "fetchoffset.retryintervalms", "kafkaconsumer.polltimeoutms"}
 _STRATEGIES = ("subscribe", "subscribepattern", "assign")
 _STRATEGY_NAMES = "subscribe, subscribePattern, assign"
@@ -146,6 +151,26 @@ def parse_source_options(options: Mapping[str, str], mode: Mode = "batch", *, so
         commit_offsets_to_kafka=_bool(opts, "commitoffsetstokafka", False),
         zookeeper_group=_zookeeper_group(opts, kafka),
     )
+
+
+def planned_ranges(options: Mapping[str, str], parsed: SourceOptions) -> list[OffsetRange] | None:
+    """The tasks `plannedRanges` gives (None without it), which must cover exactly the read's assigned
+    partitions from its `startingOffsets` to its `endingOffsets`."""
+    text = next((v for k, v in options.items() if k.lower() == PLANNED_RANGES.lower()), None)
+    if text is None:
+        return None
+    ranges = ranges_from_json(text, PLANNED_RANGES)
+    starts, ends = parsed.starting.offsets, parsed.ending.offsets
+    covered = (parsed.starting.kind, parsed.ending.kind) == ("offsets", "offsets") and set(parsed.assign) == set(starts)
+    reached: dict[TopicPartition, int] = {}
+    for r in sorted(ranges, key=lambda r: (r.topic_partition, r.start)):
+        tp = r.topic_partition
+        covered = covered and tp in starts and r.start == reached.get(tp, starts[tp])
+        reached[tp] = r.end
+    if not covered or any(reached.get(tp, off) != ends[tp] for tp, off in starts.items()):
+        raise ConfigError(f"option {PLANNED_RANGES!r} must cover the assigned partitions from startingOffsets to "
+                          "endingOffsets, each offset once")
+    return ranges
 
 
 def _check_names(opts: Mapping[str, str], source: str, own: Mapping[str, str]) -> None:

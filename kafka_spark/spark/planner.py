@@ -11,7 +11,7 @@ from kafka_spark.client.offsets import latest_offsets
 from kafka_spark.errors import ConfigError, DataLossError
 from kafka_spark.offsets.ranges import OffsetRange, split_batch_ranges
 from kafka_spark.offsets.resolve import NoOffsetForTimestampError, resolve_offsets, resolve_partitions
-from kafka_spark.offsets.zookeeper_group import zookeeper_group_starts
+from kafka_spark.offsets.zookeeper_group import resolve_starts
 from kafka_spark.spark.options import SourceOptions
 
 __all__ = ["NoOffsetForTimestampError", "plan_batch"]
@@ -40,11 +40,10 @@ def plan_batch(options: SourceOptions) -> list[OffsetRange]:
     """Offset ranges of a batch read, one per task, with the leader of each as a hint."""
     with Cluster(options.kafka) as cluster:
         tps = resolve_partitions(cluster, options.subscribe, options.pattern, options.assign)
-        isolation = cluster.config.isolation_level
-        starts = resolve_offsets(cluster, options.starting, tps, isolation, True, options.no_match_strategy)
-        if options.zookeeper_group:
-            starts = zookeeper_group_starts(cluster, options.zookeeper_group, tps, starts, options.fail_on_data_loss)
-        ends = resolve_offsets(cluster, options.ending, tps, isolation, False, options.no_match_strategy)
+        starts = resolve_starts(cluster, options.starting, tps, options.no_match_strategy, options.zookeeper_group,
+                                options.fail_on_data_loss)
+        ends = resolve_offsets(cluster, options.ending, tps, cluster.config.isolation_level, False,
+                               options.no_match_strategy)
         bounds = {tp: (starts[tp], ends[tp]) for tp in tps}
         if options.ending.kind == "offsets":
             _past_the_end(bounds, latest_offsets(cluster, tps, "read_uncommitted"), options.fail_on_data_loss)

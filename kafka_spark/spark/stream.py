@@ -90,7 +90,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._cluster
 
     def initialOffset(self) -> dict:
-        from kafka_spark.offsets.resolve import resolve_offsets
+        from kafka_spark.offsets.zookeeper_group import resolve_starts
         from kafka_spark.spark.stream_planner import fetch_latest, selected_partitions
 
         cluster = self.cluster()
@@ -101,13 +101,8 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 "If startingOffsets contains specific offsets, you must specify all TopicPartitions. Use -1 for "
                 "latest, -2 for earliest. Specified: "
                 f"{sorted(map(str, spec.offsets))} Assigned: {sorted(map(str, tps))}")
-        isolation = cluster.config.isolation_level
-        initial = resolve_offsets(cluster, spec, tps, isolation, True, self.options.no_match_strategy)
-        if self.options.zookeeper_group:
-            from kafka_spark.offsets.zookeeper_group import zookeeper_group_starts
-
-            initial = zookeeper_group_starts(cluster, self.options.zookeeper_group, tps, initial,
-                                             self.options.fail_on_data_loss)
+        initial = resolve_starts(cluster, spec, tps, self.options.no_match_strategy, self.options.zookeeper_group,
+                                 self.options.fail_on_data_loss)
         # Which partitions were placed at "latest", the one answer that moves between two calls.
         if spec.kind == "latest":
             anchored = set(tps)

@@ -16,6 +16,7 @@ from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.offsets import earliest_offsets, latest_offsets
 from kafka_spark.errors import DataLossError
 from kafka_spark.offsets.ranges import OffsetRange, scala_set, split_ranges
+from kafka_spark.offsets.resolve import leader_hints as _leaders
 from kafka_spark.offsets.resolve import resolve_partitions
 from kafka_spark.spark.options import SourceOptions
 
@@ -154,9 +155,3 @@ def plan_micro_batch(cluster: Cluster, options: SourceOptions, start: Offsets, e
         ranges.append(OffsetRange(tp.topic, tp.partition, frm, until, leaders.get(tp)))
     return split_ranges(ranges, options.min_partitions, options.max_records_per_partition)
 
-
-def _leaders(cluster: Cluster, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
-    try:
-        return {tp: leader for leader, group in cluster.group_by_leader(tps).items() for tp in group}
-    except Exception:  # only a hint: each task finds its leader itself
-        return {}

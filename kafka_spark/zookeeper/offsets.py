@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.protocol.topic_partition import TopicPartition
 from kafka_spark.zookeeper.errors import ZooKeeperConfigError, ZooKeeperDataError
 from kafka_spark.zookeeper.session import ZooKeeperSession
 

@@ -107,3 +107,22 @@ def test_min_offsets_gate_counts_new_partitions_from_zero():
 ])
 def test_offsets_behind_latest_are_sparks_metrics(latest, consumed, expected):
     assert behind_latest(latest, consumed) == expected
+
+
+def test_a_batch_loads_cap_is_the_same_division_filled_to_the_cap():
+    # The example above, as a batch load's record cap: the floors (8, 0, 0) leave 2, which go to the largest
+    # backlogs; no share is raised to one, so the cap is never passed.
+    latest = {tp(0): 101, tp(1): 11, tp(2): 1}
+    end = rate_limit(10, dict.fromkeys(latest, 0), latest, exact=True)
+    assert end == {tp(0): 9, tp(1): 1, tp(2): 0}
+    assert rate_limit(1, {tp(0): 0, tp(1): 0}, {tp(0): 5, tp(1): 5}, exact=True) == {tp(0): 1, tp(1): 0}
+    even = {tp(p): 1000 for p in range(3)}
+    assert sum(rate_limit(1000, dict.fromkeys(even, 0), even, exact=True).values()) == 1000
+
+
+def test_a_filled_cap_takes_everything_under_it_and_stays_exact_for_huge_offsets():
+    latest = {tp(0): 30, tp(1): 7}
+    assert rate_limit(100, {tp(0): 10, tp(1): 7}, latest, exact=True) == latest
+    big = 2**60
+    end = rate_limit(big + 1, {tp(0): 0, tp(1): 0}, {tp(0): big, tp(1): big}, exact=True)
+    assert sum(end.values()) == big + 1

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.offsets import TopicPartition
-from kafka_spark.spark.options import parse_source_options
+from kafka_spark.offsets import OffsetRange, TopicPartition
+from kafka_spark.spark.options import parse_source_options, planned_ranges
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 
@@ -114,3 +114,24 @@ def test_trigger_options_parse():
                                           ("1h", 3_600_000), ("1d", 86_400_000), ("1500us", 1), (" 10 ms ", 10)])
 def test_max_trigger_delay_reads_like_sparks_time_strings(text, ms):
     assert parse("stream", subscribe="a", minOffsetsPerTrigger="1", maxTriggerDelay=text).max_trigger_delay_ms == ms
+
+
+def planned(ranges: str | None, **opts):
+    raw = {**BASE, "assign": '{"t":[0,1]}', "startingOffsets": '{"t":{"0":0,"1":5}}',
+           "endingOffsets": '{"t":{"0":10,"1":5}}', **opts}
+    if ranges is not None:
+        raw["plannedRanges"] = ranges
+    return planned_ranges(raw, parse_source_options(raw, "batch", own_options=("plannedRanges",)))
+
+
+def test_planned_ranges_are_read_as_given_when_they_cover_the_read_exactly():
+    assert planned('[["t",0,0,4,1],["t",0,4,10,null]]') == [OffsetRange("t", 0, 0, 4, 1), OffsetRange("t", 0, 4, 10)]
+    assert planned(None) is None
+    for bad in ('[["t",0,0,9,1]]', '[["t",0,0,4,1],["t",0,5,10,1]]', '[["t",0,0,10,1],["t",2,0,1,1]]',
+                '[["t",0,0,10,1],["t",0,0,10,1]]'):
+        with pytest.raises(ConfigError, match="plannedRanges' must cover the assigned partitions"):
+            planned(bad)
+    with pytest.raises(ConfigError, match="plannedRanges"):
+        planned('[["t",0,0,10,1]]', endingOffsets="latest")
+    with pytest.raises(ConfigError, match="unknown option 'plannedranges'"):
+        parse("stream", subscribe="t", plannedRanges="[]")

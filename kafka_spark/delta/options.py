@@ -1,0 +1,192 @@
+"""What a Kafka -> Delta sink is told, in parts by concern, and the `LoadOptions` / `StreamOptions` users build.
+
+Each function of the sink takes the parts it needs: the source it reads (`KafkaSource`), the table and
+sink it writes (`SinkTarget`), how a batch becomes rows (`WriteFormat`), how values are parsed and where
+those that do not parse go (`ValueParsing`), where committed positions are mirrored (`Publishing`) and
+when a stream's micro-batches run (`Pacing`). The two options classes keep every setting under its
+public name, in one flat constructor; their properties hand out the parts, built from the current values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kafka_spark.delta.catalog import is_table_name
+from kafka_spark.errors import ConfigError
+
+if TYPE_CHECKING:
+    from kafka_spark.delta.sink import LoadResult
+
+Transform = Callable[[Any], Any]  # DataFrame -> DataFrame
+
+
+@dataclass(frozen=True)
+class KafkaSource:
+    """What a sink reads: the Kafka client properties, the topics (or a pattern), and where a sink new to
+    the table starts (`starting`, or where an old consumer group's offsets in ZooKeeper stand)."""
+
+    kafka: Mapping[str, str]
+    topics: Sequence[str] = ()
+    pattern: str | None = None
+    starting: str | int = "earliest"
+    fail_on_data_loss: bool = True
+    include_headers: bool = False
+    start_zookeeper_group: str | None = None
+
+    def client_options(self) -> dict[str, str]:
+        """The Kafka client properties as `pykafka` options."""
+        return {f"kafka.{k}": v for k, v in self.kafka.items()}
+
+    def read_flags(self) -> dict[str, str]:
+        """`failOnDataLoss` and `includeHeaders` as `pykafka` options."""
+        return {"failOnDataLoss": str(self.fail_on_data_loss).lower(),
+                "includeHeaders": str(self.include_headers).lower()}
+
+
+@dataclass(frozen=True)
+class SinkTarget:
+    """Where the rows go: the table (a path, a store URI or a catalog name) and the sink's id in it."""
+
+    table: str
+    sink_id: str = "default"
+
+
+@dataclass(frozen=True)
+class WriteFormat:
+    """How a batch becomes rows: the transform, the partition columns, whether a write may add columns
+    (Delta's `mergeSchema`), and whether it shows Spark's progress."""
+
+    transform: str | Transform | None = None
+    partition_by: Sequence[str] = ()
+    merge_schema: bool = False
+    progress: bool = False
+
+
+@dataclass(frozen=True)
+class ValueParsing:
+    """Values parsed as JSON with `value_schema` (Spark DDL) into the column `data`; a value that does not
+    parse fails the write, or with `dead_letter` (a Delta table) goes there."""
+
+    value_schema: str | None = None
+    dead_letter: str | None = None
+
+
+@dataclass(frozen=True)
+class Publishing:
+    """Where the committed positions go after each commit: a Kafka consumer group, and the old consumers'
+    layout in the ZooKeeper that `kafka`'s `zookeeper.connect` names."""
+
+    kafka: Mapping[str, str]
+    group: str | None = None
+    zookeeper_group: str | None = None
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """When a stream's micro-batches run (`trigger`) and how much each takes (Spark's per-trigger limits),
+    with any other `pykafka` source options."""
+
+    trigger: str = "available-now"
+    max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay: str | None = None
+    source_options: Mapping[str, str] = field(default_factory=dict)
+
+    def reader_options(self) -> dict[str, str]:
+        """The per-trigger limits that are set, as `pykafka` options, then `source_options`."""
+        limits = {"maxOffsetsPerTrigger": self.max_offsets_per_trigger,
+                  "minOffsetsPerTrigger": self.min_offsets_per_trigger, "maxTriggerDelay": self.max_trigger_delay}
+        return {**{name: str(value) for name, value in limits.items() if value is not None}, **self.source_options}
+
+
+@dataclass
+class LoadOptions:
+    """What to load where. `kafka` holds client properties (`bootstrap.servers`, security, ...).
+
+    `merge_schema` lets a write add the columns a transform introduces (Delta's `mergeSchema`).
+    `start_zookeeper_group`: a sink new to the table starts where this old consumer group's offsets in
+    ZooKeeper stand (`starting` for partitions it has none of); `publish_zookeeper_group`: after each
+    commit, the positions go there too, as old consumers wrote them. Both need `zookeeper.connect` in `kafka`.
+    `value_schema` (Spark DDL) parses each value as JSON into the column `data`; a value that does not parse
+    fails the write, or with `dead_letter` (a Delta table) goes there and the rest loads (see dead_letter.py).
+    """
+
+    table: str
+    kafka: dict[str, str]
+    topics: Sequence[str] = ()
+    pattern: str | None = None
+    sink_id: str = "default"
+    starting: str | int = "earliest"
+    max_records: int | None = None
+    fail_on_data_loss: bool = True
+    partition_by: Sequence[str] = ()
+    transform: str | Transform | None = None
+    include_headers: bool = False
+    publish_group: str | None = None
+    start_zookeeper_group: str | None = None
+    publish_zookeeper_group: str | None = None
+    progress: bool = False
+    merge_schema: bool = False
+    value_schema: str | None = None
+    dead_letter: str | None = None
+
+    @property
+    def source(self) -> KafkaSource:
+        return KafkaSource(self.kafka, self.topics, self.pattern, self.starting, self.fail_on_data_loss,
+                           self.include_headers, self.start_zookeeper_group)
+
+    @property
+    def target(self) -> SinkTarget:
+        return SinkTarget(self.table, self.sink_id)
+
+    @property
+    def format(self) -> WriteFormat:
+        return WriteFormat(self.transform, self.partition_by, self.merge_schema, self.progress)
+
+    @property
+    def parsing(self) -> ValueParsing:
+        return ValueParsing(self.value_schema, self.dead_letter)
+
+    @property
+    def publishing(self) -> Publishing:
+        return Publishing(self.kafka, self.publish_group, self.publish_zookeeper_group)
+
+
+@dataclass
+class StreamOptions(LoadOptions):
+    """A Kafka -> Delta stream: `LoadOptions` plus the query's checkpoint, trigger and per-trigger limits.
+
+    `trigger` is `available-now`, `once`, or a processing-time interval (`10s`, `500ms`, `1m`).
+    `checkpoint` defaults to `<table>/_kafka_spark/checkpoints/<sink id>` (VACUUM leaves `_` paths alone);
+    for a catalog table, `start_stream` sets it from the table's location.
+    `on_commit(batch_id, result)` is called on the driver after each micro-batch's Delta commit.
+    """
+
+    checkpoint: str | None = None
+    trigger: str = "available-now"
+    max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay: str | None = None
+    source_options: dict[str, str] = field(default_factory=dict)
+    on_commit: Callable[[int, LoadResult], None] | None = None
+
+    @property
+    def pacing(self) -> Pacing:
+        return Pacing(self.trigger, self.max_offsets_per_trigger, self.min_offsets_per_trigger,
+                      self.max_trigger_delay, self.source_options)
+
+    @property
+    def checkpoint_location(self) -> str:
+        if self.checkpoint:
+            return self.checkpoint
+        if is_table_name(self.table):
+            raise ConfigError(f"the checkpoint of catalog table {self.table} goes beside the table's location, "
+                              "known once start_stream has found it; or give `checkpoint`")
+        return default_checkpoint(self.table, self.sink_id)
+
+
+def default_checkpoint(location: str, sink_id: str) -> str:
+    """The query's checkpoint beside the table (VACUUM leaves `_` paths alone)."""
+    return f"{location.rstrip('/')}/_kafka_spark/checkpoints/{sink_id}"
