@@ -16,7 +16,7 @@ from kafka_spark.app.settings import LOAD_KEYS, LoadConfig
 from kafka_spark.app.source import Source, resolve_source, sink_settings
 from kafka_spark.app.stops import StopRequest
 from kafka_spark.delta import LoadOptions, LoadResult, OffsetsMovedBackwardsError, committed_position, load
-from kafka_spark.spark.session import LazySpark
+from kafka_spark.local.session import LazySpark
 
 PROG = "kafka-to-delta"
 FILE_KEYS = LOAD_KEYS

@@ -80,7 +80,7 @@ def stop_now(status: int) -> None:
         time.sleep(0.3)
         os.killpg(os.getpgrp(), signal.SIGKILL)
     try:
-        from kafka_spark.spark.session import gateway_process
+        from kafka_spark.local.session import gateway_process
 
         jvm = gateway_process()
     except ImportError:

@@ -19,8 +19,8 @@ from kafka_spark.app.source import Source, resolve_source, sink_settings
 from kafka_spark.app.stops import StopRequest
 from kafka_spark.app.watch import Watch, follow_query
 from kafka_spark.delta import StreamOptions, committed_position, start_stream
+from kafka_spark.local.session import LazySpark
 from kafka_spark.offsets.ranges import offsets_to_json
-from kafka_spark.spark.session import LazySpark
 
 PROG = "stream-to-delta"
 FILE_KEYS = STREAM_KEYS
