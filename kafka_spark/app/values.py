@@ -7,20 +7,14 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
+from kafka_spark.client.config import parse_bool as client_bool
 from kafka_spark.errors import ConfigError
 
 Parser = Callable[[Any, str], Any]
 
 
 def parse_bool(value: Any, name: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("true", "yes", "1"):
-        return True
-    if text in ("false", "no", "0"):
-        return False
-    raise ConfigError(f"{name}: expected true or false, got {value!r}")
+    return client_bool(name, value)
 
 
 def parse_positive(value: Any, name: str, zero_ok: bool = False) -> int:

@@ -62,7 +62,8 @@ def _int(lo: int | None = None, hi: int | None = None) -> Callable[[str, Any], i
     return parse
 
 
-def _bool(key: str, value: Any) -> bool:
+def parse_bool(key: str, value: Any) -> bool:
+    """`value` as a boolean (a bool, or true/false, yes/no, 1/0 in any case); `ConfigError` naming `key`."""
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -179,8 +180,8 @@ _PROPS: dict[str, _Prop] = {
     # how long a pooled connection may sit idle before it is closed rather than reused (Java consumer default)
     "connections.max.idle.ms": _Prop(_int(0, _MAX_INT), 540000, "connections_max_idle_ms"),
     "max.in.flight.requests.per.connection": _Prop(_int(1, 64), 5, "max_in_flight"),
-    "allow.auto.create.topics": _Prop(_bool, False, "allow_auto_create_topics"),
-    "api.version.request": _Prop(_bool, True, "api_version_request"),
+    "allow.auto.create.topics": _Prop(parse_bool, False, "allow_auto_create_topics"),
+    "api.version.request": _Prop(parse_bool, True, "api_version_request"),
     "broker.version.fallback": _Prop(_optional_str, None, "broker_version_fallback"),
     "group.id": _Prop(_optional_str, None, "group_id"),
     "group.instance.id": _Prop(_optional_str, None, "group_instance_id"),
@@ -191,7 +192,7 @@ _PROPS: dict[str, _Prop] = {
     "linger.ms": _Prop(_int(0, _MAX_INT), 5, "linger_ms"),
     "batch.size": _Prop(_int(0, _MAX_INT), 16384, "batch_size"),
     "compression.type": _Prop(_choice(COMPRESSION_TYPES), "none", "compression_type"),
-    "enable.idempotence": _Prop(_bool, False, "enable_idempotence"),
+    "enable.idempotence": _Prop(parse_bool, False, "enable_idempotence"),
     "max.request.size": _Prop(_int(1, _MAX_INT), 1048576, "max_request_size"),
     "delivery.timeout.ms": _Prop(_int(1, _MAX_INT), 120000, "delivery_timeout_ms"),
     # send() waits at most max.block.ms for topic metadata and for room in buffer.memory bytes of queued records
