@@ -7,10 +7,11 @@ import argparse
 import difflib
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from kafka_spark.app.flags import command_config, overrides
 from kafka_spark.app.values import (
@@ -28,11 +29,6 @@ from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.delta.dead_letter import require_schema
 from kafka_spark.delta.position import check_sink_id
 from kafka_spark.errors import ConfigError
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10: everything but --config still works
-    tomllib = None  # type: ignore[assignment]
 
 # The demo's table when no broker and no table are given: under the directory the run starts from.
 SAMPLE_TABLE = Path("data") / "page_views"
@@ -115,15 +111,7 @@ def config_path(name: str) -> Path:
 def read_config_file(name: str, config: AppConfig, keys: Mapping[str, tuple[str, Parser]]) -> AppConfig:
     """Parse a TOML config file into `config`; unknown keys and wrong types are errors that name the key."""
     path = config_path(name)
-    if tomllib is None:
-        raise ConfigError("--config needs Python 3.11 or later (tomllib)")
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
-    for key, value in raw.items():
+    for key, value in _read_toml(path).items():
         norm = key.replace("_", "-")
         if norm == "kafka":
             if not isinstance(value, dict):
@@ -137,6 +125,21 @@ def read_config_file(name: str, config: AppConfig, keys: Mapping[str, tuple[str,
         attr, parse = keys[norm]
         setattr(config, attr, parse(value, f"{path}: {key}"))
     return config
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    # A version check rather than a failed import, so that type checkers see tomllib only where it exists;
+    # on Python 3.10 everything but --config works.
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        try:
+            return tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    raise ConfigError("--config needs Python 3.11 or later (tomllib)")
 
 
 def read_environment(config: AppConfig, keys: Mapping[str, tuple[str, Parser]],

@@ -87,8 +87,7 @@ def java_utf8(data: bytes) -> str:
                 out.append(chr(code))
                 i += 4
                 continue
-            b2 = data[i + 1] if i + 1 < n else None
-            if b1 > 0xF4 or (b2 is not None and _bad_second4(b1, b2)):
+            if b1 > 0xF4 or (i + 1 < n and _bad_second4(b1, data[i + 1])):
                 out.append(REPLACEMENT)
                 i += 1
                 continue

@@ -42,12 +42,12 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "stop":
         print("stopped" if daemon.stop() else "not running")
         return 0
-    broker = daemon.status()
-    if broker is None:
+    running = daemon.status()
+    if running is None:
         print("not running")
         return 1
-    if not daemon.responding(broker):
-        print(f"process {broker.pid} is up but {broker.bootstrap} does not answer")
+    if not daemon.responding(running):
+        print(f"process {running.pid} is up but {running.bootstrap} does not answer")
         return 1
-    _show(broker, args.json, "running")
+    _show(running, args.json, "running")
     return 0

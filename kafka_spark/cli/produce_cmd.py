@@ -7,11 +7,14 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_spark.app.flags import add_one_topic_option
 from kafka_spark.cli.metadata_cmd import add_client_args, client_from_args
 from kafka_spark.errors import ConfigError
+
+if TYPE_CHECKING:
+    from kafka_spark.client.delivery import RecordFuture
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,12 +43,12 @@ def _lines(path: str | None) -> Iterator[bytes]:
 
 
 def run(args: argparse.Namespace) -> int:
-    headers = []
+    headers: list[tuple[str, bytes | None]] = []
     for item in args.header:
-        key, sep, value = item.partition("=")
+        name, sep, text = item.partition("=")
         if not sep:
             raise ConfigError(f"--header expects KEY=VALUE, got {item!r}")
-        headers.append((key, value.encode()))
+        headers.append((name, text.encode()))
     extra: dict[str, Any] = {}
     if args.acks:
         extra["acks"] = args.acks
@@ -56,9 +59,9 @@ def run(args: argparse.Namespace) -> int:
     separator = args.key_separator.encode() if args.key_separator else None
     per_partition: Counter[int] = Counter()
     with client_from_args(args, extra) as client, client.producer() as producer:
-        futures = []
+        futures: list[RecordFuture] = []
         for line in _lines(args.file):
-            key = None
+            key: bytes | None = None
             value: bytes = line
             if separator is not None:
                 if separator not in line:

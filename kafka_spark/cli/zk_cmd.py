@@ -54,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
             return _emit(args, {"groups": groups(session)}, lambda d: "\n".join(d["groups"]))
         offsets = group_offsets(session, args.group, args.topic or None)
     if args.action == "offsets":
-        rows = [{"topic": tp.topic, "partition": tp.partition, "offset": off} for tp, off in sorted(offsets.items())]
+        rows: list[dict[str, Any]] = [
+            {"topic": tp.topic, "partition": tp.partition, "offset": off} for tp, off in sorted(offsets.items())
+        ]
         return _emit(args, {"group": args.group, "offsets": rows}, lambda d: _table(
             ("TOPIC", "PARTITION", "OFFSET"), [(r["topic"], r["partition"], r["offset"]) for r in d["offsets"]]))
     with client_from_args(args) as client:

@@ -20,6 +20,7 @@ from kafka_spark.errors.codes import (
     BrokerError,
     LeaderNotAvailableError,
     RetriableBrokerError,
+    broker_error,
     error_for_code,
 )
 from kafka_spark.protocol import ApiKey
@@ -176,7 +177,7 @@ class Cluster:
             response = conn.request(ApiKey.METADATA, body, version)
             code = response.get("error_code", 0)
             if code:
-                raise error_for_code(code, "Metadata")  # type: ignore[misc]
+                raise broker_error(code, "Metadata")
             with self._lock:
                 self.metadata.update(response, names)
                 self._forget_departed_brokers()
@@ -218,8 +219,8 @@ class Cluster:
                     unknown_attempts += 1
                     if unknown_attempts >= _UNKNOWN_TOPIC_ATTEMPTS:
                         raise UnknownTopicError(f"topic {name!r} does not exist in the cluster")
-                if code:
-                    raise error_for_code(code, f"metadata of topic {name!r}")  # type: ignore[misc]
+                if info is None or code:
+                    raise broker_error(code, f"metadata of topic {name!r}")
                 out[name] = info
             return out
 

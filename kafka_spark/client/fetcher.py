@@ -99,7 +99,8 @@ class RangeReader:
         self._partition_max = range_partition_fetch_bytes(self.config)
         self._backoff = Backoff(self.config.retry_backoff_ms, self.config.retry_backoff_max_ms)
         self._pending: deque[_Pending] = deque()
-        self._next_request = start
+        # None while the offset after the newest request in flight is unknown.
+        self._next_request: int | None = start
         self._failures = 0
         self._failing_since: float | None = None
         self._waiting_since: float | None = None
@@ -141,7 +142,7 @@ class RangeReader:
             handle = self._send(conn, part, self._next_request)
             self._pending.append(_Pending(conn, handle, self._next_request))
             # the offset after that request is unknown until its answer is scanned
-            self._next_request = None  # type: ignore[assignment]
+            self._next_request = None
 
     def _send(self, conn: BrokerConnection, part: PartitionInfo, offset: int) -> InFlight:
         version = conn.version(ApiKey.FETCH)

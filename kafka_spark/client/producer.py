@@ -505,6 +505,8 @@ class Producer:
         answers: dict[TopicPartition, Mapping[str, Any]] = {}
         for topic in response.get("responses", ()):
             name = topic.get("name") or self.cluster.metadata.topic_name(topic.get("topic_id"))
+            if name is None:
+                continue  # a topic id this client does not know: no batch can claim its answers
             for p in topic["partition_responses"]:
                 answers[TopicPartition(name, p["index"])] = p
         for batch in group:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from itertools import pairwise
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,7 +22,8 @@ _SHORT_RUN = 16  # below this many records, numpy's fixed cost per call exceeds 
 def lengths(items: Sequence[bytes | None]) -> np.ndarray:
     """len() of every item, 0 for None, as int64."""
     try:
-        return np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+        # Optimistic: len(None) raises the TypeError that picks the slower pass.
+        return np.fromiter(map(len, cast("Sequence[bytes]", items)), dtype=np.int64, count=len(items))
     except TypeError:  # a None among them: the slower pass only then
         return np.fromiter((0 if x is None else len(x) for x in items), dtype=np.int64, count=len(items))
 
@@ -31,13 +32,14 @@ def key_partitions(keys: Sequence[bytes | None], count: int) -> np.ndarray:
     """The Java partitioner's choice for every non-null key (``toPositive(murmur2(key)) % count``), STICKY for
     null keys."""
     try:
-        return _by_hash(murmur2_many(keys), count)
+        # Optimistic: a None key makes murmur2_many raise TypeError.
+        return _by_hash(murmur2_many(cast("Sequence[bytes]", keys)), count)
     except TypeError:  # a None among them: hash the others only
         pass
     present = [i for i, key in enumerate(keys) if key is not None]
     parts = np.full(len(keys), STICKY, dtype=np.int64)
     if present:
-        parts[present] = _by_hash(murmur2_many([keys[i] for i in present]), count)
+        parts[present] = _by_hash(murmur2_many([key for key in keys if key is not None]), count)
     return parts
 
 

@@ -188,8 +188,10 @@ class ParsedValues:
 
         assert self.parsing.dead_letter is not None
         available = set(self.frame.columns)
-        columns = [F.lit(commit.sink_id).alias("sink"), F.lit(commit.batch).cast("long").alias("batch"),
-                   *(c for c in DEAD_LETTER_COLUMNS[2:-1] if c in available), F.col(ERROR).alias("error")]
+        columns: list[Column | str] = [
+            F.lit(commit.sink_id).alias("sink"), F.lit(commit.batch).cast("long").alias("batch"),
+            *(c for c in DEAD_LETTER_COLUMNS[2:-1] if c in available), F.col(ERROR).alias("error"),
+        ]
         (self.frame.where(F.col(ERROR).isNotNull()).select(*columns)
          .write.format("delta").mode("append")
          .option("txnAppId", app_id(commit.sink_id)).option("txnVersion", commit.batch)

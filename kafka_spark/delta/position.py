@@ -17,7 +17,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.errors import DeltaLogError
@@ -123,7 +123,7 @@ def sink_ids(table: str | os.PathLike[str] | TableLocation) -> list[str]:
     return [name for name in _located(table).files.list_dirs(OFFSETS) if _SINK_ID.match(name)]
 
 
-def _names_batch(user_metadata: Any, sink_id: str, batch: int) -> bool:
+def _names_batch(user_metadata: object, sink_id: str, batch: int) -> TypeGuard[str]:
     """Whether a commit's userMetadata records `batch` of `sink_id` (other writers' can be any text)."""
     if not isinstance(user_metadata, str) or '"kafka_spark"' not in user_metadata:
         return False

@@ -8,7 +8,7 @@ into an exception instance. The classes are generated from the table, e.g. code 
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kafka_spark.errors.base import AuthenticationError, KafkaSparkError, UnsupportedVersionError
 
@@ -320,6 +320,10 @@ ERROR_CLASSES: dict[int, type[BrokerError]] = {
 globals().update({cls.__name__: cls for cls in ERROR_CLASSES.values()})
 CLASS_NAMES: tuple[str, ...] = tuple(cls.__name__ for cls in ERROR_CLASSES.values())
 
+if TYPE_CHECKING:
+    # The generated classes the package itself names; a type checker cannot see globals() at work.
+    LeaderNotAvailableError: type[RetriableBrokerError]
+
 
 def error_class(code: int) -> type[BrokerError]:
     """The exception class for `code` (`UnknownBrokerError` for codes not in the table)."""
@@ -330,6 +334,11 @@ def error_for_code(code: int, context: str | None = None) -> BrokerError | None:
     """The exception for a response error code, or None for 0 (no error)."""
     if code == NONE:
         return None
+    return broker_error(code, context)
+
+
+def broker_error(code: int, context: str | None = None) -> BrokerError:
+    """The exception for a non-zero response error code."""
     cls = ERROR_CLASSES.get(code)
     if cls is None:
         return UnknownBrokerError(code, context)
@@ -350,6 +359,7 @@ __all__ = [
     "ErrorCode",
     "RetriableBrokerError",
     "UnknownBrokerError",
+    "broker_error",
     "class_name",
     "error_class",
     "error_for_code",

@@ -19,7 +19,7 @@ def template(name: str, into: Path) -> Path:
     """Copy a packaged template file into `into` (a directory) and return the copy's absolute path."""
     into.mkdir(parents=True, exist_ok=True)
     dest = into / name
-    text = resources.files("kafka_spark.local").joinpath("templates", name).read_text()
+    text = (resources.files("kafka_spark.local") / "templates" / name).read_text()
     if not dest.is_file() or dest.read_text() != text:
         # Replaced whole: a JVM that another process starts at this moment must never read half a file.
         partial = dest.with_name(f"{name}.{os.getpid()}.partial")

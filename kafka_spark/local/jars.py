@@ -128,7 +128,7 @@ def pom_properties(name: str) -> dict[str, str]:
 
 def pom_text(name: str) -> str:
     """The pom of the artifact set `name`, its properties set for the installed PySpark."""
-    text = resources.files("kafka_spark.local").joinpath("poms", ARTIFACT_SETS[name][0]).read_text()
+    text = (resources.files("kafka_spark.local") / "poms" / ARTIFACT_SETS[name][0]).read_text()
     for key, value in pom_properties(name).items():
         tag = re.escape(key)
         text, n = re.subn(rf"<{tag}>[^<]*</{tag}>", f"<{key}>{value}</{key}>", text)

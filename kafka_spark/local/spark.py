@@ -102,7 +102,7 @@ def submit_args(master: str = "local[2]") -> list[str]:
     """`--conf k=v` arguments for spark-submit, one token per element (driver logging at WARN)."""
     from importlib import resources
 
-    log_conf = resources.files("kafka_spark.local").joinpath("templates", "log4j2-spark-submit.properties")
+    log_conf = resources.files("kafka_spark.local") / "templates" / "log4j2-spark-submit.properties"
     conf = local_spark_configs(master)
     # spark-submit's --driver-java-options is spark.driver.extraJavaOptions: one value holds both
     java = " ".join(filter(None, [f"-Dlog4j2.configurationFile={log_conf}", conf.pop(JAVA_OPTIONS, None)]))

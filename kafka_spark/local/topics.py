@@ -11,7 +11,10 @@ from kafka_spark.client.topics import NewTopic, create_topics
 class CreatesTopics:
     """`create_topic` for a server class with a PLAINTEXT `bootstrap` address."""
 
-    bootstrap: str
+    @property
+    def bootstrap(self) -> str:
+        """The PLAINTEXT `host:port` addresses, comma-separated."""
+        raise NotImplementedError
 
     def create_topic(self, topic: str, partitions: int = 1, replication: int = 1,
                      configs: Mapping[str, object] | None = None, timeout: float = 60.0) -> None:

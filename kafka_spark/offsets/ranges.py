@@ -6,7 +6,7 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, TypeVar
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.errors import ConfigError
@@ -34,6 +34,10 @@ class OffsetRange:
     def size(self) -> int:
         """Offsets covered; the record count can be lower (compaction, transaction markers)."""
         return self.end - self.start
+
+
+# Splitting keeps the class of the ranges (dataclasses.replace), so subclasses come back as themselves.
+_Range = TypeVar("_Range", bound=OffsetRange)
 
 
 def offsets_from_json(text: str, option: str) -> dict[TopicPartition, int]:
@@ -98,8 +102,8 @@ def ranges_from_json(text: str, option: str) -> list[OffsetRange]:
                           f"({exc})") from None
 
 
-def split_ranges(ranges: Iterable[OffsetRange], min_partitions: int | None = None,
-                 max_records_per_partition: int | None = None) -> list[OffsetRange]:
+def split_ranges(ranges: Iterable[_Range], min_partitions: int | None = None,
+                 max_records_per_partition: int | None = None) -> list[_Range]:
     """Split ranges into tasks the way Spark's Kafka source does; empty ranges are dropped.
 
     Ranges over `max_records_per_partition` are cut into equal parts first. Then, if fewer ranges
@@ -115,7 +119,7 @@ def split_ranges(ranges: Iterable[OffsetRange], min_partitions: int | None = Non
     split_total = total - sum(r.size for r in unsplit)
     split_min = max(min_partitions - len(unsplit), 1)
     unsplit_set = set(unsplit)
-    result: list[OffsetRange] = []
+    result: list[_Range] = []
     for r in out:
         parts = 1 if r in unsplit_set else _part_count(r.size, split_total, split_min)
         result.extend(_cut(r, parts))
@@ -149,10 +153,10 @@ def _part_count(size: int, total: int, min_parts: int) -> int:
     return max(math.floor(size / total * min_parts + 0.5), 1)
 
 
-def _cut(r: OffsetRange, parts: int) -> list[OffsetRange]:
+def _cut(r: _Range, parts: int) -> list[_Range]:
     if parts <= 1:
         return [r]
-    pieces = []
+    pieces: list[_Range] = []
     remaining, start = r.size, r.start
     for i in range(parts):
         this = remaining // (parts - i)

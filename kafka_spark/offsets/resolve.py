@@ -69,8 +69,8 @@ def pick_partitions(partitions_of: Callable[[str], list[TopicPartition]], matchi
     topic, `matching(pattern)` lists the topics a pattern finds."""
     if assign:
         # Like Spark, an assigned partition the topic does not have is left out, not an error.
-        topics = {t for t, _ in assign}
-        existing = {tp for topic in topics for tp in partitions_of(topic)}
+        assigned = {t for t, _ in assign}
+        existing = {tp for topic in assigned for tp in partitions_of(topic)}
         tps = sorted({TopicPartition(t, p) for t, p in assign})
         absent = [tp for tp in tps if tp not in existing]
         if absent:
@@ -125,7 +125,7 @@ def resolve_spec(lookup: OffsetLookup, spec: OffsetSpec, tps: list[TopicPartitio
             "set startingOffsetsByTimestampStrategy=latest to start such partitions at their latest offset")
     # An end (or a start under strategy 'latest') with no record at or after the timestamp is the end.
     latest = lookup.latest(missing) if missing else {}
-    return {tp: latest[tp] if found[tp] is None else found[tp] for tp in tps}  # type: ignore[misc]
+    return {tp: latest[tp] if (offset := found[tp]) is None else offset for tp in tps}
 
 
 def _require_all(given: Mapping[TopicPartition, int], tps: Iterable[TopicPartition], option: str) -> None:

@@ -260,7 +260,7 @@ def _array_codec(
         n, pos = read_array_len(buf, pos, compact, nullable, min_item)
         if n < 0:
             return None, pos
-        items = []
+        items: list[Any] = []
         append = items.append
         for _ in range(n):
             item, pos = read_item(buf, pos)
@@ -348,7 +348,9 @@ def _is_default_check(f: Field) -> Callable[[Any], bool]:
 
 
 def _tag_writer(tagged: list[Field], version: int) -> Callable:
-    writers = [(f.tag, f.name, _is_default_check(f), field_codec(f, version, True)[1]) for f in tagged]
+    writers = [
+        (f.tag, f.name, _is_default_check(f), field_codec(f, version, True)[1]) for f in tagged if f.tag is not None
+    ]
 
     def write_tags(out: bytearray, value: Mapping) -> None:
         items: list[tuple[int, bytes | bytearray]] = []
@@ -368,9 +370,9 @@ def _tag_writer(tagged: list[Field], version: int) -> Callable:
             items.extend((int(t), bytes(p)) for t, p in unknown.items() if t not in known)
             items.sort(key=lambda item: item[0])
         write_uvarint(out, len(items))
-        for tag, payload in items:
+        for tag, data in items:
             write_uvarint(out, tag)
-            write_uvarint(out, len(payload))
-            out += payload
+            write_uvarint(out, len(data))
+            out += data
 
     return write_tags

@@ -119,7 +119,9 @@ def api_versions_request(
     if version is None:
         version = supported_versions(API_VERSIONS_KEY)[1]
     if software_version is None:
-        from kafka_spark import __version__ as software_version
+        from kafka_spark import __version__
+
+        software_version = __version__
     body = {"client_software_name": kip511_safe(CLIENT_SOFTWARE_NAME),
             "client_software_version": kip511_safe(software_version)}
     return encode_request(API_VERSIONS_KEY, version, correlation_id, client_id, body)

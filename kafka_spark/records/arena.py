@@ -33,7 +33,8 @@ class Arena:
             grown = np.empty(max(need, 2 * self.capacity) + PADDING, dtype=np.uint8)
             grown[: self.size] = self._buf[: self.size]
             self._buf = grown
-        return memoryview(self._buf)[self.size : need]
+        # `.data` is memoryview(array); numpy's stubs make arrays buffers only from Python 3.12.
+        return self._buf.data[self.size : need]
 
     def commit(self, n: int) -> int:
         """Mark `n` reserved bytes as used; return the position where they start."""
@@ -52,6 +53,6 @@ class Arena:
         self._buf[self.size : self.size + PADDING] = 0
         return self._buf[: self.size + PADDING]
 
-    def used(self) -> np.ndarray:
-        """The used bytes as a uint8 array (valid until the next write)."""
-        return self._buf[: self.size]
+    def used(self) -> memoryview:
+        """The used bytes (valid until the next write)."""
+        return self._buf.data[: self.size]

@@ -67,9 +67,13 @@ class Columns:
         if any(p.headers is not None for p in parts):
             hs = [p.headers if p.headers is not None else _no_headers(len(p)) for p in parts]
             headers = Headers(*(np.concatenate([getattr(h, f) for h in hs]) for f in Headers.__slots__))
+
+        def joined(field: str) -> np.ndarray:
+            return np.concatenate([getattr(p, field) for p in parts])
+
         return cls(
-            *(np.concatenate([getattr(p, f) for p in parts]) for f in cls.__slots__ if f != "headers"),
-            headers,
+            joined("key_pos"), joined("key_len"), joined("value_pos"), joined("value_len"),
+            joined("offset"), joined("timestamp"), joined("timestamp_type"), headers,
         )
 
 

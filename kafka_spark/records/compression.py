@@ -155,8 +155,6 @@ def _check_snappy_size(size: int, compressed: int, limit: int) -> None:
 
 def _snappy_raw_into(data: Buffer, arena: Arena, limit: int) -> tuple[int, int]:
     if _cramjam is None:
-        if _snappy is None:
-            raise _unavailable("snappy", "cramjam")
         out = _snappy_raw_fallback(data, limit)
         return arena.append(out), len(out)
     try:
@@ -177,6 +175,8 @@ def _snappy_raw_into(data: Buffer, arena: Arena, limit: int) -> tuple[int, int]:
 
 
 def _snappy_raw_fallback(data: Buffer, limit: int) -> bytes:
+    if _snappy is None:
+        raise _unavailable("snappy", "cramjam")
     size, _ = decode_uvarint(data, 0, 5)
     _check_snappy_size(size, len(data), limit)
     try:
@@ -229,11 +229,9 @@ def _zstd_into(data: Buffer, arena: Arena, limit: int) -> tuple[int, int]:
     bound = zstdframe.frames_bound(data)
     size = min(bound, limit)
     if _zstandard is None:
-        if _cramjam is None:
-            raise _unavailable("zstd", "zstandard")
         return _zstd_cramjam(data, arena, size, bound > limit, limit)
     view = arena.reserve(size)
-    reader = _zstd_context().stream_reader(data, read_across_frames=True)
+    reader = _zstd_context(_zstandard).stream_reader(data, read_across_frames=True)
     try:
         # The reader fills the view unless the input runs out first: one call does it all.
         total = reader.readinto(view)
@@ -248,6 +246,8 @@ def _zstd_into(data: Buffer, arena: Arena, limit: int) -> tuple[int, int]:
 
 
 def _zstd_cramjam(data: Buffer, arena: Arena, size: int, maybe_more: bool, limit: int) -> tuple[int, int]:
+    if _cramjam is None:
+        raise _unavailable("zstd", "zstandard")
     view = arena.reserve(size)
     try:
         n = _cramjam.zstd.decompress_into(data, view)
@@ -263,10 +263,10 @@ def _zstd_cramjam(data: Buffer, arena: Arena, size: int, maybe_more: bool, limit
 _contexts = threading.local()
 
 
-def _zstd_context() -> Any:
+def _zstd_context(zstandard: ModuleType) -> Any:
     ctx = getattr(_contexts, "zstd", None)
     if ctx is None:
-        ctx = _contexts.zstd = _zstandard.ZstdDecompressor()
+        ctx = _contexts.zstd = zstandard.ZstdDecompressor()
     return ctx
 
 

@@ -249,11 +249,12 @@ def _encode_legacy(
 ) -> bytes:
     if any(item[2] for item in items):
         raise ValueError("magic v0/v1 messages cannot carry headers")
-    log_append = magic == MAGIC_V1 and timestamp_type == TimestampType.LOG_APPEND_TIME
-    type_bit = TIMESTAMP_TYPE_MASK if log_append else 0
+    # The caller has set log_append_time whenever the type is LogAppendTime; v0 has no timestamps.
+    append_ts = log_append_time if magic == MAGIC_V1 and timestamp_type == TimestampType.LOG_APPEND_TIME else None
+    type_bit = TIMESTAMP_TYPE_MASK if append_ts is not None else 0
     if codec == Compression.NONE:
         return b"".join(
-            encode_message(magic, base_offset + delta, type_bit, log_append_time if log_append else ts, key, value)
+            encode_message(magic, base_offset + delta, type_bit, ts if append_ts is None else append_ts, key, value)
             for (key, value, _, ts), delta in zip(items, deltas, strict=True)
         )
     if not items:
@@ -263,7 +264,7 @@ def _encode_legacy(
         encode_message(magic, delta if magic == MAGIC_V1 else base_offset + delta, 0, ts, key, value)
         for (key, value, _, ts), delta in zip(items, deltas, strict=True)
     )
-    wrapper_ts = log_append_time if log_append else max(item[3] for item in items)
+    wrapper_ts = max(item[3] for item in items) if append_ts is None else append_ts
     payload = compress(codec, inner, magic=magic, xerial=xerial_snappy, level=level)
     return encode_message(magic, base_offset + deltas[-1], int(codec) | type_bit, wrapper_ts, None, payload)
 

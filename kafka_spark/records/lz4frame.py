@@ -50,7 +50,7 @@ def xxh32(data: bytes, seed: int = 0) -> int:
     return h
 
 
-def _descriptor_end(frame: bytes | memoryview) -> int:
+def _descriptor_end(frame: bytes | bytearray | memoryview) -> int:
     """Position of the HC byte (the end of the frame descriptor)."""
     if len(frame) < 7 or bytes(frame[:4]) != FRAME_MAGIC:
         raise DecodeError("lz4: not an LZ4 frame (bad magic)")
@@ -61,13 +61,13 @@ def _descriptor_end(frame: bytes | memoryview) -> int:
     return end
 
 
-def header_checksum(frame: bytes | memoryview, broken: bool = False) -> int:
+def header_checksum(frame: bytes | bytearray | memoryview, broken: bool = False) -> int:
     """The HC byte a frame should carry; `broken` gives KAFKA-3160's variant (magic included)."""
     end = _descriptor_end(frame)
     return (xxh32(bytes(frame[0 if broken else 4 : end])) >> 8) & 0xFF
 
 
-def with_header_checksum(frame: bytes | memoryview, broken: bool) -> bytes | memoryview:
+def with_header_checksum(frame: bytes | bytearray | memoryview, broken: bool) -> bytes | bytearray | memoryview:
     """`frame` with its HC byte set to the correct (or KAFKA-3160) value; unchanged if already so."""
     end = _descriptor_end(frame)
     want = header_checksum(frame, broken)
@@ -78,7 +78,7 @@ def with_header_checksum(frame: bytes | memoryview, broken: bool) -> bytes | mem
     return out
 
 
-def frame_bound(frame: bytes | memoryview) -> tuple[int, int]:
+def frame_bound(frame: bytes | bytearray | memoryview) -> tuple[int, int]:
     """Walk one frame's blocks; return (upper bound of the decompressed size, frame length).
 
     Raises DecodeError when the frame is truncated, so a decompressor never sees a short frame.

@@ -71,7 +71,7 @@ def decode(u8: np.ndarray, leaves: LeafArrays, verify: bool) -> Columns:
 def _decode(u8: np.ndarray, leaves: LeafArrays, verify: bool) -> Columns:
     start, end = leaves.start, leaves.end
     if verify:
-        data = memoryview(u8)
+        data = u8.data
         actual = np.array([crc32(data[s + 16 : e]) for s, e in zip(start.tolist(), end.tolist(), strict=True)],
                           dtype=np.int64)
         if not np.array_equal(actual, _big_endian(u8, start + 12, 4, ">u4")):

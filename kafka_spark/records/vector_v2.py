@@ -154,7 +154,7 @@ def _headers(
 
 def _scalar_headers(u8: np.ndarray, p: int, todo: int, at: int, out: tuple[np.ndarray, ...]) -> int:
     key_pos, key_len, value_pos, value_len = out
-    data = memoryview(u8)
+    data = u8.data
     try:
         for i in range(todo):
             klen, p = varint32(data, p)

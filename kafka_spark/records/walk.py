@@ -145,7 +145,7 @@ def _finish_in_python(
     u8: np.ndarray, pos: np.ndarray, done: np.ndarray, left: np.ndarray, ends: np.ndarray, lanes: np.ndarray,
     out: np.ndarray,
 ) -> None:
-    data = memoryview(u8)
+    data = u8.data
     table = ADVANCE_LIST
     for lane in lanes.tolist():
         p = start = int(pos[lane])
@@ -166,7 +166,7 @@ def _finish_in_python(
 
 def _slow_chain(u8: np.ndarray, p: int, todo: int) -> list[int]:
     # Record by record with a general varint reader (lengths of any size, and their checks).
-    data = memoryview(u8)
+    data = u8.data
     chain = []
     for _ in range(todo):
         length, p = _varint32(data, p)

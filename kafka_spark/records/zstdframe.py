@@ -19,7 +19,7 @@ def _skippable(magic: int) -> bool:
     return magic & 0xFFFFFFF0 == 0x184D2A50
 
 
-def frames_bound(data: bytes | memoryview) -> int:
+def frames_bound(data: bytes | bytearray | memoryview) -> int:
     """Upper bound of the decompressed size of consecutive zstd frames filling `data` exactly."""
     n = len(data)
     pos = 0
@@ -44,7 +44,7 @@ def frames_bound(data: bytes | memoryview) -> int:
     return total
 
 
-def _frame(data: bytes | memoryview, pos: int, n: int) -> tuple[int, int]:
+def _frame(data: bytes | bytearray | memoryview, pos: int, n: int) -> tuple[int, int]:
     if pos >= n:
         raise DecodeError("zstd: truncated frame header")
     fhd = data[pos]

@@ -49,7 +49,7 @@ class ScanStats:
 
     def add(self, other: ScanStats) -> None:
         """Add another read's counts to these."""
-        for name in self.__slots__:  # type: ignore[attr-defined]
+        for name in self.__slots__:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -166,7 +166,7 @@ def scan_chunks(
         except CorruptRecordError as exc:
             bad_at = exc.position if exc.position is not None else 0
             found = scan(buf[:bad_at])
-        good = []
+        good: list[BatchInfo] = []
         for s, e in zip(found.starts, found.ends, strict=True):
             try:
                 info = read_entry(buf, s, e)

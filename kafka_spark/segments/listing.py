@@ -64,10 +64,10 @@ def list_partition_dirs(storage: Storage, log_dir: str, include_internal: bool =
 def list_segments(storage: Storage, partition_dir: str) -> SegmentListing:
     """The segments of one partition directory (see the module doc for what is left out)."""
     files = {e.name for e in storage.list(partition_dir) if not e.is_dir}
-    segments = []
-    swaps = []
-    min_cleaned = None
-    snapshots = {}
+    segments: list[SegmentFiles] = []
+    swaps: list[SegmentFiles] = []
+    min_cleaned: int | None = None
+    snapshots: dict[int, str] = {}
     for name in sorted(files):
         if name.endswith(names.SNAPSHOT) and name.split(".", 1)[0].isdigit():
             snapshots[names.offset_from_name(name)] = storage.join(partition_dir, name)

@@ -9,7 +9,10 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from pyarrow.fs import FileSystem
 
 # Hadoop's scheme names for S3 mean the same store to pyarrow.
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
@@ -107,9 +110,9 @@ class LocalStorage:
 class ArrowFile:
     """A file of a pyarrow filesystem."""
 
-    def __init__(self, fs: object, path: str) -> None:
+    def __init__(self, fs: FileSystem, path: str) -> None:
         self.path = path
-        self._file = fs.open_input_file(path)  # type: ignore[attr-defined]
+        self._file = fs.open_input_file(path)
         self.size = int(self._file.size())
 
     def read(self, position: int, length: int) -> bytes:
@@ -127,13 +130,13 @@ class ArrowFile:
 class ArrowStorage:
     """Any `pyarrow.fs.FileSystem`; paths are the filesystem's own (no scheme)."""
 
-    def __init__(self, fs: object) -> None:
+    def __init__(self, fs: FileSystem) -> None:
         self.fs = fs
 
     def list(self, path: str) -> list[Entry]:
         from pyarrow import fs as pafs
 
-        infos = self.fs.get_file_info(pafs.FileSelector(path, allow_not_found=False))  # type: ignore[attr-defined]
+        infos = self.fs.get_file_info(pafs.FileSelector(path, allow_not_found=False))
         return [Entry(i.base_name, i.type == pafs.FileType.Directory) for i in infos]
 
     def open(self, path: str) -> Source:
@@ -142,7 +145,7 @@ class ArrowStorage:
     def exists(self, path: str) -> bool:
         from pyarrow import fs as pafs
 
-        return self.fs.get_file_info(path).type == pafs.FileType.File  # type: ignore[attr-defined]
+        return self.fs.get_file_info(path).type == pafs.FileType.File
 
     def join(self, *parts: str) -> str:
         return "/".join([parts[0].rstrip("/"), *parts[1:]])

@@ -111,7 +111,7 @@ def plan_log_batch(options: LogOptions) -> list[LogRange]:
             if start > end:
                 raise ConfigError(f"{tp}: the starting offset {start} is after the ending offset {end}")
             pieces += _segment_pieces(chosen[tp], start, end, options.task_bytes)
-    return split_ranges(pieces, src.min_partitions, src.max_records_per_partition)  # type: ignore[return-value]
+    return split_ranges(pieces, src.min_partitions, src.max_records_per_partition)
 
 
 def _log_dirs(options: LogOptions) -> list[Location]:

@@ -8,7 +8,7 @@ import logging
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypedDict
 
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import (
@@ -133,12 +133,13 @@ def parse_source_options(options: Mapping[str, str], mode: Mode = "batch", *, so
     if strategy_name not in ("error", "latest"):
         raise ConfigError(f"option 'startingOffsetsByTimestampStrategy' must be 'error' or 'latest', "
                           f"got {opts['startingoffsetsbytimestampstrategy']!r}")
+    no_match: Literal["error", "latest"] = "latest" if strategy_name == "latest" else "error"
     return SourceOptions(
         kafka=kafka,
         **strategy,
         starting=starting,
         ending=ending,
-        no_match_strategy=strategy_name,  # type: ignore[arg-type]
+        no_match_strategy=no_match,
         fail_on_data_loss=_bool(opts, "failondataloss", True),
         min_partitions=_positive_int(opts, "minpartitions", message="minPartitions must be positive"),
         max_records_per_partition=_positive_int(opts, "maxrecordsperpartition",
@@ -188,7 +189,15 @@ def _check_names(opts: Mapping[str, str], source: str, own: Mapping[str, str]) -
         log.info("option %s is specific to Spark's JVM connector and has no effect here", _SOURCE_OPTIONS[name])
 
 
-def _strategy(opts: Mapping[str, str]) -> dict[str, object]:
+class _Strategy(TypedDict, total=False):
+    """The one topic selection of a read, as SourceOptions fields."""
+
+    subscribe: tuple[str, ...]
+    pattern: str
+    assign: tuple[TopicPartition, ...]
+
+
+def _strategy(opts: Mapping[str, str]) -> _Strategy:
     given = [s for s in _STRATEGIES if s in opts]
     if not given:
         raise ConfigError(f"One of the following options must be specified for Kafka source: {_STRATEGY_NAMES}. "

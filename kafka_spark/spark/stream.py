@@ -80,7 +80,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {"options": self.options}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["options"])  # type: ignore[misc]
+        type(self).__init__(self, state["options"])
 
     def cluster(self) -> Cluster:
         from kafka_spark.client.cluster import Cluster

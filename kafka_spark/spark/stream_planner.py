@@ -83,8 +83,9 @@ def fetch_latest(cluster: Cluster, options: SourceOptions, known: Offsets | None
                  retries: int = 3, interval_s: float = 1.0) -> dict[TopicPartition, int]:
     """Latest offsets of the selected partitions; re-asked while one is below a known offset (KAFKA-7703)."""
     latest = _selected_latest(cluster, options, retries, interval_s)
-    for _ in range(retries if known else 0):
-        behind = [tp for tp, off in latest.items() if tp in known and off < known[tp]]  # type: ignore[operator]
+    seen = known or {}
+    for _ in range(retries if seen else 0):
+        behind = [tp for tp, off in latest.items() if tp in seen and off < seen[tp]]
         if not behind:
             break
         log.warning("latest offsets of %s are behind offsets already seen; asking again", behind[:5])

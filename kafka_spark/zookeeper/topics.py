@@ -40,10 +40,12 @@ def parse_assignment(topic: str, data: bytes) -> dict[int, tuple[int, ...]]:
     """Replicas per partition from `/brokers/topics/<topic>`."""
     path = f"{TOPICS_PATH}/{topic}"
     parts = _json(path, data).get("partitions")
-    try:
-        return {int(p): tuple(int(r) for r in replicas) for p, replicas in parts.items()}
-    except (AttributeError, TypeError, ValueError):
-        raise ZooKeeperDataError(f"{path} has no partition assignment") from None
+    if isinstance(parts, dict):
+        try:
+            return {int(p): tuple(int(r) for r in replicas) for p, replicas in parts.items()}
+        except (TypeError, ValueError):
+            pass
+    raise ZooKeeperDataError(f"{path} has no partition assignment")
 
 
 def parse_state(topic: str, partition: int, replicas: tuple[int, ...], data: bytes | None) -> PartitionState:
