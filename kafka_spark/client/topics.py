@@ -37,7 +37,7 @@ def create_topics(cluster: Cluster, topics: Sequence[NewTopic], timeout_s: float
         "timeout_ms": int(timeout_s * 1000),
         "validate_only": False,
     }
-    cluster.refresh_metadata(topics=())
+    _wait_for_brokers(cluster, max((t.replication for t in topics), default=1), timeout_s)
     controller = cluster.metadata.controller_id
     conn = cluster.connection(controller) if controller >= 0 else cluster.any_connection()
     response = conn.request(ApiKey.CREATE_TOPICS, body, conn.version(ApiKey.CREATE_TOPICS))
@@ -45,6 +45,14 @@ def create_topics(cluster: Cluster, topics: Sequence[NewTopic], timeout_s: float
         if entry["error_code"]:
             raise broker_error(entry["error_code"], f"creating topic {entry['name']!r}", entry.get("error_message"))
     wait_for_leaders(cluster, [t.name for t in topics], timeout_s)
+
+
+def _wait_for_brokers(cluster: Cluster, count: int, timeout_s: float) -> None:
+    # A broker that has just started may not list itself yet; the controller then refuses any replication
+    # factor ("larger than available brokers: 0").
+    deadline = time.monotonic() + timeout_s
+    while len(cluster.refresh_metadata(topics=()).brokers) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def wait_for_leaders(cluster: Cluster, names: Sequence[str], timeout_s: float) -> None:
