@@ -10,8 +10,6 @@ line on stderr, and exits 1. `--json` prints one JSON object per line instead (o
 from __future__ import annotations
 
 import argparse
-import base64
-import json
 import os
 import re
 import struct
@@ -20,19 +18,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from kafka_spark.cli.java_text import java_utf8
-from kafka_spark.cli.kafka_json import kafka_json
-from kafka_spark.errors import DecodeError, KafkaSparkError
-from kafka_spark.protocol.control import (
-    decode_kraft_control,
-    is_kraft_control,
-    kraft_control_fields,
-    kraft_control_label,
+from kafka_spark.cli.dump_log_lines import (
+    DEFAULT_MAX_MESSAGE_SIZE,
+    INT_MAX,
+    DumpError,
+    Options,
+    Output,
+    batch_json,
+    batch_line,
+    batch_valid,
+    optional_long,
+    record_json,
+    record_line,
 )
-from kafka_spark.records import Compression, TimestampType
+from kafka_spark.errors import KafkaSparkError
 from kafka_spark.records.model import BatchInfo
 from kafka_spark.segments import (
-    DeepRecord,
     IndexCorruptError,
     SnapshotCorruptError,
     Source,
@@ -52,21 +53,8 @@ from kafka_spark.segments.indexes import (
 )
 from kafka_spark.segments.names import INDEX, LOG
 
-INT_MAX = 0x7FFFFFFF
-DEFAULT_MAX_MESSAGE_SIZE = 5 * 1024 * 1024
-_TS_NAMES = {
-    TimestampType.NO_TIMESTAMP_TYPE: "NoTimestampType",
-    TimestampType.CREATE_TIME: "CreateTime",
-    TimestampType.LOG_APPEND_TIME: "LogAppendTime",
-}
-_CONTROL_NAMES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
-                  5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
 _SNAPSHOT_NAME = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _SEPARATORS = re.compile(r"/{2,}")
-
-
-class DumpError(KafkaSparkError):
-    """A file the dump cannot go on with (where Kafka's tool throws)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -86,18 +74,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 @dataclass
-class Options:
-    print_data: bool = False
-    deep: bool = False
-    skip_metadata: bool = False
-    verify_only: bool = False
-    sanity_only: bool = False
-    max_message_size: int = DEFAULT_MAX_MESSAGE_SIZE
-    max_bytes: int = INT_MAX
-    json: bool = False
-
-
-@dataclass
 class Findings:
     """What DumpLogSegments reports on stderr after all files, keyed by absolute path."""
 
@@ -106,37 +82,6 @@ class Findings:
     ts_out_of_order: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     ts_not_found: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     non_consecutive: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
-
-
-class Output:
-    """Lines to stdout as UTF-8 whatever the locale (Kafka's tools write UTF-8 too); JSON in --json mode."""
-
-    def __init__(self, stream: IO[bytes], as_json: bool) -> None:
-        self.stream = stream
-        self.as_json = as_json
-        self._parts: list[bytes] = []
-        self._size = 0
-
-    def line(self, text: str) -> None:
-        if not self.as_json:
-            self._write(text)
-
-    def obj(self, **fields: Any) -> None:
-        if self.as_json:
-            self._write(json.dumps(fields, ensure_ascii=False))
-
-    def _write(self, text: str) -> None:
-        data = text.encode("utf-8", "surrogateescape") + b"\n"
-        self._parts.append(data)
-        self._size += len(data)
-        if self._size > 1 << 20:
-            self.flush()
-
-    def flush(self) -> None:
-        self.stream.write(b"".join(self._parts))
-        self.stream.flush()
-        self._parts.clear()
-        self._size = 0
 
 
 def _java_path(path: str) -> str:
@@ -177,128 +122,6 @@ def _read_all(path: str) -> bytes:
         source.close()
 
 
-def _text(data: bytes) -> str:
-    # The tool's default decoder is `new String(bytes, UTF_8)`, with Java's count of U+FFFDs.
-    return java_utf8(data)
-
-
-def _optional_long(value: int | None) -> str:
-    return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
-
-
-def _codec(info: BatchInfo) -> str:
-    try:
-        return Compression(info.compression).name.lower()
-    except ValueError:
-        raise DumpError(f"Unknown compression type id: {info.compression}") from None
-
-
-def _batch_valid(buf: memoryview, info: BatchInfo) -> bool:
-    from kafka_spark.records.iterate import verify_batch
-
-    try:
-        verify_batch(buf, info)
-    except KafkaSparkError:
-        return False
-    return True
-
-
-def batch_line(info: BatchInfo, position: int, valid: bool) -> str:
-    """DumpLogSegments' line for one batch (v2) or top-level message (v0/v1)."""
-    tail = (f" position: {position} {_TS_NAMES[TimestampType(info.timestamp_type)]}: {info.max_timestamp}"
-            f" size: {info.size} magic: {info.magic} compresscodec: {_codec(info)} crc: {info.crc}"
-            f" isvalid: {'true' if valid else 'false'}")
-    if info.magic < 2:
-        return f"offset: {info.last_offset}{tail}"
-    return (f"baseOffset: {info.base_offset} lastOffset: {info.last_offset} count: {info.count}"
-            f" baseSequence: {info.base_sequence} lastSequence: {info.last_sequence}"
-            f" producerId: {info.producer_id} producerEpoch: {info.producer_epoch}"
-            f" partitionLeaderEpoch: {info.partition_leader_epoch}"
-            f" isTransactional: {str(info.is_transactional).lower()} isControl: {str(info.is_control).lower()}"
-            f" deleteHorizonMs: {_optional_long(info.delete_horizon_ms)}{tail}")
-
-
-def _kraft_json(type_id: int, value: bytes | None, offset: int) -> str:
-    """A KRaft control record's value as Kafka's JSON; DumpError naming the offset if it does not parse."""
-    try:
-        decoded = decode_kraft_control(type_id, value or b"")
-    except DecodeError as exc:
-        raise DumpError(f"control record at offset {offset}: {exc}") from None
-    return kafka_json(kraft_control_fields(type_id), decoded)
-
-
-def _control_text(deep: DeepRecord) -> str:
-    key, value = deep.record.key, deep.record.value
-    if key is None or len(key) < 4:
-        raise DumpError(f"control record at offset {deep.record.offset} has a key of fewer than 4 bytes")
-    version, type_id = struct.unpack_from(">hh", key)
-    if version < 0:
-        raise DumpError(f"control record at offset {deep.record.offset} has key version {version}")
-    if type_id in (0, 1):
-        if value is None or len(value) < 6:
-            raise DumpError(f"end transaction marker at offset {deep.record.offset} has a value of fewer than 6 bytes")
-        return f" endTxnMarker: {_CONTROL_NAMES[type_id]} coordinatorEpoch: {struct.unpack_from('>i', value, 2)[0]}"
-    if is_kraft_control(type_id):
-        return f" {kraft_control_label(type_id)} {_kraft_json(type_id, value, deep.record.offset)}"
-    return f" controlType: {_CONTROL_NAMES.get(type_id, 'UNKNOWN')}({type_id})"
-
-
-def record_line(deep: DeepRecord, info: BatchInfo, opts: Options) -> str:
-    """DumpLogSegments' line for one record (assembled the way the tool assembles it, gaps included)."""
-    r = deep.record
-    parts = []
-    prefix = "| "
-    if not opts.skip_metadata:
-        parts.append(f"{prefix}offset: {r.offset} {_TS_NAMES[TimestampType(info.timestamp_type)]}: {r.timestamp}"
-                     f" keySize: {-1 if r.key is None else len(r.key)}"
-                     f" valueSize: {-1 if r.value is None else len(r.value)}")
-        prefix = " "
-        if info.magic >= 2:
-            parts.append(f" sequence: {r.sequence} headerKeys: [{','.join(k for k, _ in r.headers)}]")
-        else:
-            parts.append(f" isValid: {'true' if deep.valid else 'false'} crc: {deep.crc}}}")
-        if info.is_control:
-            parts.append(_control_text(deep))
-    if opts.print_data and not info.is_control:
-        if r.key is not None:
-            parts.append(f"{prefix}key: {_text(r.key)}")
-        if r.value is not None:
-            parts.append(f" payload: {_text(r.value)}")
-    return "".join(parts)
-
-
-def _record_json(deep: DeepRecord, opts: Options) -> dict[str, Any]:
-    r = deep.record
-    out: dict[str, Any] = {"offset": r.offset, "timestamp": r.timestamp,
-                           "key_size": -1 if r.key is None else len(r.key),
-                           "value_size": -1 if r.value is None else len(r.value)}
-    if r.batch.magic >= 2:
-        out.update(sequence=r.sequence, header_keys=[k for k, _ in r.headers])
-    else:
-        out.update(crc=deep.crc, valid=deep.valid)
-    marker = r.control
-    if marker is not None:
-        out.update(control_type=marker.name, coordinator_epoch=marker.coordinator_epoch)
-        if is_kraft_control(marker.type) and r.value is not None:
-            out["control_value"] = json.loads(_kraft_json(marker.type, r.value, r.offset))
-    if opts.print_data:
-        out.update(key=None if r.key is None else base64.b64encode(r.key).decode(),
-                   value=None if r.value is None else base64.b64encode(r.value).decode(),
-                   headers=[[k, None if v is None else base64.b64encode(v).decode()] for k, v in r.headers])
-    return out
-
-
-def _batch_json(info: BatchInfo, position: int, valid: bool) -> dict[str, Any]:
-    return {"position": position, "size": info.size, "magic": info.magic, "base_offset": info.base_offset,
-            "last_offset": info.last_offset, "count": info.count, "base_sequence": info.base_sequence,
-            "last_sequence": info.last_sequence, "producer_id": info.producer_id,
-            "producer_epoch": info.producer_epoch, "partition_leader_epoch": info.partition_leader_epoch,
-            "is_transactional": info.is_transactional, "is_control": info.is_control,
-            "delete_horizon_ms": info.delete_horizon_ms,
-            "timestamp_type": _TS_NAMES[TimestampType(info.timestamp_type)],
-            "max_timestamp": info.max_timestamp, "compression": _codec(info), "crc": info.crc, "valid": valid}
-
-
 def _batches(source: Source, base: int, start: int, end: int) -> Iterator[tuple[memoryview, BatchInfo, int]]:
     """(buffer, batch, file position) of each whole batch in [start, end), Kafka's framing rules."""
     for chunk in scan_chunks(source, base, start, end, zero_tail_is_end=False):
@@ -329,9 +152,9 @@ def dump_log(path: str, opts: Options, out: Output, findings: Findings) -> None:
         last = -1
         pairs = findings.non_consecutive.get(os.path.abspath(path), [])
         for buf, info, _ in _batches(source, base, 0, end):
-            ok = _batch_valid(buf, info)
+            ok = batch_valid(buf, info)
             out.line(batch_line(info, valid_bytes, ok))
-            batch_obj = _batch_json(info, valid_bytes, ok) if out.as_json else None
+            batch_obj = batch_json(info, valid_bytes, ok) if out.as_json else None
             if opts.deep:
                 records = []
                 for deep in deep_records(buf, info):
@@ -343,7 +166,7 @@ def dump_log(path: str, opts: Options, out: Output, findings: Findings) -> None:
                     last = offset
                     out.line(record_line(deep, info, opts))
                     if batch_obj is not None:
-                        records.append(_record_json(deep, opts))
+                        records.append(record_json(deep, opts))
                 if batch_obj is not None:
                     batch_obj["records"] = records
             if batch_obj is not None:
@@ -464,7 +287,7 @@ def dump_snapshot(path: str, opts: Options, out: Output, findings: Findings, err
         return
     for e in entries:
         line = (f"producerId: {e.producer_id} producerEpoch: {e.producer_epoch} coordinatorEpoch: "
-                f"{e.coordinator_epoch} currentTxnFirstOffset: {_optional_long(e.current_txn_first_offset)} "
+                f"{e.coordinator_epoch} currentTxnFirstOffset: {optional_long(e.current_txn_first_offset)} "
                 f"lastTimestamp: {e.timestamp} ")
         fields: dict[str, Any] = {"producer_id": e.producer_id, "producer_epoch": e.producer_epoch,
                                   "coordinator_epoch": e.coordinator_epoch,
