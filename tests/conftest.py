@@ -27,6 +27,7 @@ settings.register_profile("explore", derandomize=False, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the groups into node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # The tier follows the folder, so a test cannot forget its marker.
     for item in items:
@@ -35,7 +36,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.integration)
         elif parts[0] == "spark":
             item.add_marker(pytest.mark.spark)
-    if getattr(config.option, "dist", "no") == "loadgroup":
+    if scheduling.grouped(config):
         scheduling.schedule(items)
 
 

@@ -4,12 +4,12 @@ order the work goes out.
 - A file's tests stay on one worker, so its module fixtures (seeded topics, broker-written segments) are set
   up once.
 - Files that use a server few tests need (the 3-node cluster, ZooKeeper and Kafka 3.9, the standalone
-  cluster, the S3 server, ...) join that server's group, so each such server starts once per run.
+  cluster, ...) join that server's group, so each such server starts once per run.
 - The groups that took longest in the last measured run go first, so that no long one starts last and
   leaves the other workers idle. `durations.json` holds those seconds per file; it only orders the work, so
   a stale file costs time, never a result. Refresh it from a run's JUnit XML:
 
-      .venv/bin/python -m pytest -n 3 --junitxml=run.xml && .venv/bin/python tests/scheduling.py run.xml
+      bash .ci/run --junitxml=run.xml && .venv/bin/python tests/scheduling.py run.xml
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ DURATIONS = TESTS / "durations.json"
 # A file not measured yet: about what a small integration file takes.
 UNMEASURED_SECONDS = 10.0
 
-# Session fixtures of rarely used servers -> their group; the first one a test uses names it.
+# Session fixtures of rarely used servers -> their group.
 SERVER_GROUPS = {
     "kafka_cluster": "cluster",
     "ensemble": "zookeeper",
@@ -37,18 +37,14 @@ SERVER_GROUPS = {
     "kafka39_legacy": "zookeeper",
     "standalone": "standalone",
     "log_broker": "log-broker",
-    "s3": "s3",
 }
+# Not grouped: `kafka` and `spark` (nearly every test), and `s3` (a Python server up in a second: one per worker
+# is cheaper than one long chain of its tests).
 
 
 def test_file(item: pytest.Item) -> str:
     """The test's file, relative to tests/ (the key of durations.json)."""
     return Path(str(item.fspath)).resolve().relative_to(TESTS.resolve()).as_posix()
-
-
-def server_group(item: pytest.Item) -> str | None:
-    used = getattr(item, "fixturenames", ())
-    return next((group for fixture, group in SERVER_GROUPS.items() if fixture in used), None)
 
 
 def measured() -> dict[str, float]:
@@ -58,23 +54,36 @@ def measured() -> dict[str, float]:
         return {}
 
 
+def grouped(config: pytest.Config) -> bool:
+    """Whether this run hands out work by xdist group: on the controller `--dist loadgroup`; on a worker,
+    where xdist resets `dist`, the flag it keeps instead."""
+    return config.getoption("dist", "no") == "loadgroup" or bool(getattr(config.option, "loadgroup", False))
+
+
 def schedule(items: list[pytest.Item]) -> None:
     """Mark every item with its xdist group and sort the items longest group first (stable within one)."""
-    group_of_file: dict[str, str] = {}
+    # A file's servers join into one group (union-find), so no rare server starts on two workers.
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.setdefault(name, name) != name:
+            name = parent[name]
+        return name
+
     for item in items:
         file = test_file(item)
-        group = server_group(item)
-        if group is not None:
-            group_of_file[file] = group
+        for fixture, server in SERVER_GROUPS.items():
+            if fixture in getattr(item, "fixturenames", ()):
+                parent[root(file)] = root(server)
+    group = {file: root(file) for file in {test_file(item) for item in items}}
     seconds = measured()
-    files = {test_file(item) for item in items}
     cost: dict[str, float] = defaultdict(float)
-    for file in files:
-        cost[group_of_file.get(file, file)] += seconds.get(file, UNMEASURED_SECONDS)
+    for file, name in group.items():
+        cost[name] += seconds.get(file, UNMEASURED_SECONDS)
     order = {id(item): n for n, item in enumerate(items)}
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(group_of_file.get(test_file(item), test_file(item))))
-    items.sort(key=lambda item: (-cost[group_of_file.get(test_file(item), test_file(item))], order[id(item)]))
+        item.add_marker(pytest.mark.xdist_group(group[test_file(item)]))
+    items.sort(key=lambda item: (-cost[group[test_file(item)]], order[id(item)]))
 
 
 def update(junit_xml: Path) -> dict[str, float]:
