@@ -60,6 +60,12 @@ def grouped(config: pytest.Config) -> bool:
     return config.getoption("dist", "no") == "loadgroup" or bool(getattr(config.option, "loadgroup", False))
 
 
+def fixtures_used(item: pytest.Item) -> set[str]:
+    """The item's fixtures, with those it asks for by name through a parameter (`request.getfixturevalue`)."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return {*getattr(item, "fixturenames", ()), *(v for v in params.values() if isinstance(v, str))}
+
+
 def schedule(items: list[pytest.Item]) -> None:
     """Mark every item with its xdist group and sort the items longest group first (stable within one)."""
     # A file's servers join into one group (union-find), so no rare server starts on two workers.
@@ -73,7 +79,7 @@ def schedule(items: list[pytest.Item]) -> None:
     for item in items:
         file = test_file(item)
         for fixture, server in SERVER_GROUPS.items():
-            if fixture in getattr(item, "fixturenames", ()):
+            if fixture in fixtures_used(item):
                 parent[root(file)] = root(server)
     group = {file: root(file) for file in {test_file(item) for item in items}}
     seconds = measured()
@@ -83,7 +89,19 @@ def schedule(items: list[pytest.Item]) -> None:
     order = {id(item): n for n, item in enumerate(items)}
     for item in items:
         item.add_marker(pytest.mark.xdist_group(group[test_file(item)]))
+        name_group(item, group[test_file(item)])
     items.sort(key=lambda item: (-cost[group[test_file(item)]], order[id(item)]))
+
+
+def name_group(item: pytest.Item, name: str) -> None:
+    """Give the item the `@group` node-id suffix by which xdist's controller groups work. xdist 3.8 writes it
+    to `Item._nodeid`, which pytest 9 no longer reads (node ids come from `Item._id`), so its `loadgroup`
+    would spread every group over all workers; here it is written where pytest 9 reads it."""
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:
+        return  # pytest 8: xdist's own suffix works
+    item._id = NodeId.parse(f"{item.nodeid}@{name}")  # type: ignore[attr-defined]
 
 
 def update(junit_xml: Path) -> dict[str, float]:

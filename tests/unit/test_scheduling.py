@@ -13,12 +13,15 @@ import scheduling
 
 
 class Item:
-    """What schedule() reads of a pytest item: its file, its fixtures, its markers."""
+    """What schedule() reads of a pytest item: its file, its fixtures, its markers and its node id."""
 
-    def __init__(self, file: str, *fixtures: str) -> None:
+    def __init__(self, file: str, *fixtures: str, params: dict[str, object] | None = None) -> None:
         self.fspath = scheduling.TESTS / file
         self.fixturenames = fixtures
+        self.callspec = SimpleNamespace(params=params or {})
         self.markers: list[pytest.Mark] = []
+        self.nodeid = f"tests/{file}::test"
+        self._id: object = None
 
     def add_marker(self, marker: pytest.MarkDecorator) -> None:
         self.markers.append(marker.mark)
@@ -30,23 +33,26 @@ class Item:
 
 
 def test_files_sharing_a_rare_server_share_a_group_and_long_groups_go_first(monkeypatch) -> None:
-    monkeypatch.setattr(scheduling, "measured", lambda: {"a/short.py": 1.0, "a/long.py": 50.0, "a/s3_one.py": 30.0,
-                                                         "a/s3_two.py": 30.0})
-    items = [Item("a/short.py", "kafka"), Item("a/s3_one.py", "kafka", "s3"), Item("a/long.py", "spark"),
-             Item("a/s3_two.py", "spark_s3", "s3"), Item("a/short.py", "kafka")]
+    monkeypatch.setattr(scheduling, "measured", lambda: {"a/short.py": 1.0, "a/long.py": 50.0, "a/zk_one.py": 30.0,
+                                                         "a/zk_two.py": 30.0})
+    items = [Item("a/short.py", "kafka"), Item("a/zk_one.py", "kafka", "zookeeper"), Item("a/long.py", "spark"),
+             Item("a/zk_two.py", "kafka39", "zookeeper"), Item("a/short.py", "kafka")]
     scheduling.schedule(items)  # type: ignore[arg-type]
     groups = {Path(str(i.fspath)).name: i.group for i in items}
-    assert groups["s3_one.py"] == groups["s3_two.py"] != groups["long.py"]
+    assert groups["zk_one.py"] == groups["zk_two.py"] != groups["long.py"]
     assert groups["short.py"] == "a/short.py"  # a file without a rare server is a group of its own
-    # 60 s of s3 tests, then the 50 s file, then the 1 s one (its two tests together, in their order)
-    assert [Path(str(i.fspath)).name for i in items] == ["s3_one.py", "s3_two.py", "long.py", "short.py", "short.py"]
+    # 60 s of ZooKeeper tests, then the 50 s file, then the 1 s one (its two tests together, in their order)
+    assert [Path(str(i.fspath)).name for i in items] == ["zk_one.py", "zk_two.py", "long.py", "short.py", "short.py"]
 
 
 def test_a_file_using_two_rare_servers_joins_their_groups() -> None:
-    items = [Item("b/zk.py", "zookeeper"), Item("b/both.py", "kafka_cluster"), Item("b/both.py", "kafka39"),
-             Item("b/cluster.py", "kafka_cluster")]
+    # both.py asks for kafka39 by name through a parameter (request.getfixturevalue)
+    items = [Item("b/zk.py", "zookeeper"), Item("b/both.py", "kafka_cluster"),
+             Item("b/both.py", "broker", params={"broker": "kafka39"}), Item("b/cluster.py", "kafka_cluster")]
     scheduling.schedule(items)  # type: ignore[arg-type]
     assert len({i.group for i in items}) == 1
+    # the group reaches xdist's controller as the node id's suffix, on pytest 9 too
+    assert {str(i._id).rsplit("@", 1)[-1] for i in items if i._id is not None} <= {items[0].group}
 
 
 @pytest.mark.parametrize(("option", "expected"), [
