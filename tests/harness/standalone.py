@@ -85,6 +85,9 @@ class StandaloneCluster:
             master = self._daemon("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                   "--port", str(self.port), "--webui-port", str(self.ui_port))
             master.wait_ready(lambda: self._workers_alive(0), timeout)
+            # A port that was free when chosen may be taken by the time the master binds (other servers start
+            # beside it); the master then moves to the next one, and its status says where.
+            self.port = int(self.status()["url"].rsplit(":", 1)[1])
             for i, (port, ui_port) in enumerate(self._worker_ports):
                 work_dir = self.data_dir / f"worker-{i + 1}"
                 work_dir.mkdir(parents=True, exist_ok=True)
