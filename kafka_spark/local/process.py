@@ -18,6 +18,16 @@ from kafka_spark.local.class_archive import sharing_options
 
 _LIVE: weakref.WeakSet[ServerProcess] = weakref.WeakSet()
 
+# Set to 1: every JVM this package starts (servers, tools, Spark drivers) compiles with C1 only. A short run
+# (the test suite, a demo) spends a third less CPU; a long load wants C2's peak speed, so it is off by default.
+QUICK_START_ENV = "KAFKA_SPARK_JVM_QUICK_START"
+QUICK_JIT = ("-XX:TieredStopAtLevel=1",)
+
+
+def quick_start() -> bool:
+    """Whether JVMs started here trade peak speed for less start-up CPU (`KAFKA_SPARK_JVM_QUICK_START`)."""
+    return os.environ.get(QUICK_START_ENV, "").strip().lower() in ("1", "true", "yes")
+
 
 class ServerStartError(KafkaSparkError):
     """A local server exited or did not become ready in time."""
@@ -154,8 +164,9 @@ def _stop_all_on_sigterm() -> None:
 def java_argv(classpath: str, main: str, args: Sequence[str], heap: str = "512m", props: Sequence[str] = (),
               short_lived: bool = False) -> list[str]:
     """A `java` command line; `short_lived` trades peak speed for a faster start (CLI tools)."""
-    tuning = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"] if short_lived else [
-        "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExplicitGCInvokesConcurrent"]
+    tuning = [*QUICK_JIT, "-XX:+UseSerialGC"] if short_lived else [
+        *(QUICK_JIT if quick_start() else ()), "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
+        "-XX:+ExplicitGCInvokesConcurrent"]
     # pre-parsed classes (class_archive.py); a tool that finds no archive writes one as it exits
     sharing = sharing_options(classpath, main, write=short_lived)
     return ["java", f"-Xmx{heap}", *tuning, *sharing, "-Djava.awt.headless=true", *props, "-cp", classpath, main,

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from kafka_spark.local.class_archive import DUMP_OPTION, java_options
 from kafka_spark.local.jars import spark_jars
+from kafka_spark.local.process import QUICK_JIT, quick_start
 from kafka_spark.local.worker_python import worker_daemon, worker_python
 from kafka_spark.spark.redaction import OPTIONS_REGEX_CONF, redaction_regex
 
@@ -44,10 +45,13 @@ def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str
     if daemon:
         # PySpark's daemon, acknowledging each task's input at once over TCP (python_daemon.py)
         conf["spark.python.daemon.module"] = daemon
-    archived = java_options()
-    if archived:
-        # the driver JVM maps Spark's classes pre-parsed (class_archive.py)
-        conf[JAVA_OPTIONS] = archived
+    quick = " ".join(QUICK_JIT) if quick_start() else ""
+    # the driver JVM maps Spark's classes pre-parsed (class_archive.py)
+    driver = " ".join(filter(None, [java_options(), quick]))
+    if driver:
+        conf[JAVA_OPTIONS] = driver
+    if quick:
+        conf["spark.executor.extraJavaOptions"] = quick
     if jars:
         conf["spark.jars"] = ",".join(spark_jars())
     return conf
