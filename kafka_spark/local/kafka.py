@@ -30,7 +30,11 @@ LISTENER_PROTOCOLS = {"MTLS": "SSL"}
 
 
 def security_protocol(listener: str) -> str:
-    """The security protocol of a listener name (PLAINTEXT, SASL_PLAINTEXT, SSL or SASL_SSL)."""
+    """The security protocol of a listener name (PLAINTEXT, SASL_PLAINTEXT, SSL or SASL_SSL); a name that
+    starts with a protocol and an underscore (SASL_PLAINTEXT_OAUTH) has that protocol."""
+    for protocol in ("SASL_PLAINTEXT", "SASL_SSL", "PLAINTEXT", "SSL"):
+        if listener.startswith(f"{protocol}_"):
+            return protocol
     return LISTENER_PROTOCOLS.get(listener, listener)
 
 
