@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import importlib
 import json
+import os
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -44,14 +45,15 @@ def region_of_host(host: str) -> str | None:
 
 def msk_region(options: Mapping[str, str], host: str) -> str:
     """The region to sign for: the JAAS option `awsRegion`, else the broker host's, else the AWS chain's."""
-    region = options.get("awsRegion") or region_of_host(host)
+    # AWS_REGION is what the AWS SDKs for Java read; botocore reads AWS_DEFAULT_REGION and profiles
+    region = options.get("awsRegion") or region_of_host(host) or os.environ.get("AWS_REGION")
     if region:
         return region
     botocore_session = _require("botocore.session", "aws")
     region = botocore_session.get_session().get_config_variable("region")
     if not region:
         raise ConfigError(f"AWS MSK IAM: no region in the broker host {host!r}, the JAAS option awsRegion or "
-                          "the AWS configuration (AWS_REGION)")
+                          "the AWS configuration (AWS_REGION, AWS_DEFAULT_REGION or a profile)")
     return str(region)
 
 
@@ -74,7 +76,7 @@ def msk_iam_token(options: Mapping[str, str], host: str) -> Token:
     return Token(token, expiry_ms / 1000, time.time())
 
 
-def msk_iam_payload(options: Mapping[str, str], host: str, now: float | None = None) -> bytes:
+def msk_iam_payload(options: Mapping[str, str], host: str) -> bytes:
     """The `AWS_MSK_IAM` mechanism's single client message: a SigV4-presigned ``kafka-cluster:Connect``
     for the broker host, as JSON with lower-case keys (version 2020_10_22)."""
     from urllib.parse import parse_qsl, urlsplit
@@ -90,8 +92,6 @@ def msk_iam_payload(options: Mapping[str, str], host: str, now: float | None = N
         raise AuthenticationError("AWS MSK IAM: no AWS credentials found (environment, profile, or instance role)")
     request = awsrequest.AWSRequest(method="GET", url=f"https://{host}/", params={"Action": "kafka-cluster:Connect"})
     signer = auth.SigV4QueryAuth(credentials.get_frozen_credentials(), "kafka-cluster", region, expires=900)
-    if now is not None:
-        request.context["timestamp"] = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(now))
     signer.add_auth(request)
     query = dict(parse_qsl(urlsplit(request.prepare().url).query))
     payload = {"version": "2020_10_22", "host": host, "user-agent": MSK_USER_AGENT,
