@@ -72,7 +72,7 @@ def msk_iam_token(options: Mapping[str, str], host: str) -> Token:
             token, expiry_ms = signer.generate_auth_token(region, aws_debug_creds=debug)
     except Exception as exc:  # botocore raises many types; the message names the credential problem
         raise AuthenticationError(f"AWS MSK IAM: cannot sign a token for {region}: {type(exc).__name__}: "
-                                  f"{exc}") from None
+                                  f"{_first_line(exc)}") from None
     return Token(token, expiry_ms / 1000, time.time())
 
 
@@ -111,7 +111,7 @@ def google_token(options: Mapping[str, str]) -> Token:
         credentials, _ = auth.default(scopes=["https://www.googleapis.com/auth/cloud-platform"])
         credentials.refresh(requests_transport.Request())
     except Exception as exc:
-        raise AuthenticationError(f"Google credentials: {type(exc).__name__}: {exc}") from None
+        raise AuthenticationError(f"Google credentials: {type(exc).__name__}: {_first_line(exc)}") from None
     principal = (options.get("principal") or getattr(credentials, "service_account_email", None)
                  or getattr(credentials, "signer_email", None) or "")
     if not principal:
@@ -125,15 +125,24 @@ def google_token(options: Mapping[str, str]) -> Token:
 
 def entra_id(options: Mapping[str, str]) -> tuple[str, float]:
     """A hook for Azure Event Hubs: an Entra ID token for ``https://<bootstrap host>/.default`` (or the JAAS
-    option `scope`) from azure-identity's `DefaultAzureCredential`."""
+    option `scope`) from azure-identity's `DefaultAzureCredential` (environment, workload or managed identity,
+    Azure CLI, ...); `disableInstanceDiscovery="true"` for an authority Entra ID's discovery does not know
+    (Azure Stack, a private cloud)."""
     identity = _require("azure.identity", "azure")
     host = options.get("bootstrap.servers", "").split(",")[0].rsplit(":", 1)[0]
     scope = options.get("scope") or f"https://{host}/.default"
+    extra = {"disable_instance_discovery": True} if options.get("disableInstanceDiscovery") == "true" else {}
     try:
-        access = identity.DefaultAzureCredential().get_token(scope)
+        access = identity.DefaultAzureCredential(**extra).get_token(scope)
     except Exception as exc:
-        raise AuthenticationError(f"Entra ID token for {scope}: {type(exc).__name__}: {exc}") from None
+        raise AuthenticationError(f"Entra ID token for {scope}: {type(exc).__name__}: {_first_line(exc)}") from None
     return access.token, float(access.expires_on)
+
+
+def _first_line(exc: BaseException) -> str:
+    # identity libraries explain at length over many lines; errors here stay on one
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0] if lines else ""
 
 
 def load_hook(spec: str) -> Callable[[dict[str, str]], Any]:
@@ -158,7 +167,7 @@ def hook_token(spec: str, options: Mapping[str, str]) -> Token:
     except (ConfigError, AuthenticationError):
         raise
     except Exception as exc:
-        raise AuthenticationError(f"token hook {spec} failed: {type(exc).__name__}: {exc}") from None
+        raise AuthenticationError(f"token hook {spec} failed: {type(exc).__name__}: {_first_line(exc)}") from None
     if isinstance(got, Token):
         return got
     if isinstance(got, tuple) and len(got) == 2:
