@@ -44,6 +44,10 @@ IGNORED_KEYS = frozenset({
     "ssl.secure.random.implementation", "ssl.provider", "ssl.engine.factory.class",
     "default.api.timeout.ms.ignored", "client.rack",
     "enable.metrics.push", "auto.include.jmx.reporter",
+    # token validation settings of brokers, which Java's client also accepts; a client does not validate
+    "sasl.oauthbearer.jwks.endpoint.url", "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+    "sasl.oauthbearer.clock.skew.seconds", "sasl.oauthbearer.expected.audience", "sasl.oauthbearer.expected.issuer",
 })
 
 
