@@ -142,3 +142,37 @@ def test_examples_pass_only_arguments_the_options_classes_take(cls: type) -> Non
                           if k.arg is not None and k.arg not in fields]
     assert wrong == []
     assert seen >= 1
+
+
+def _vocabulary_rows() -> Iterator[tuple[list[str], list[str], list[str]]]:
+    """(flags, old spellings, commands) of each row of docs/cli.md's vocabulary table; "the same" repeats the
+    commands of the row above, "every command" names them all."""
+    parsers = cli_tables.commands()
+    previous: list[str] = []
+    for line in (DOCS / "cli.md").read_text().splitlines():
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+        if len(cells) != 4 or not cells[0].startswith("`-"):
+            continue
+        flags = [w for code in re.findall(r"`([^`]+)`", cells[0]) for w in code.split() if w.startswith("-")]
+        old = [w for w in re.findall(r"`([^`]+)`", cells[2]) if w.startswith("-")]
+        if cells[3] == "the same":
+            names = previous
+        elif cells[3].startswith("every command"):
+            names = list(parsers)
+        else:
+            names = [n for n in re.split(r"[\s,;:]+", cells[3]) if n in parsers]
+        previous = names
+        yield flags, old, names
+
+
+def test_the_vocabulary_table_matches_the_commands() -> None:
+    parsers = cli_tables.commands()
+    rows, wrong = 0, []
+    for flags, old, names in _vocabulary_rows():
+        rows += 1
+        wrong += [f"kafka-spark {n} has no {f}" for n in names for f in flags
+                  if f not in cli_tables.every_flag(parsers[n])]
+        wrong += [f"no listed command takes {f}" for f in old
+                  if not any(f in cli_tables.every_flag(parsers[n]) for n in names)]
+    assert wrong == []
+    assert rows >= 15
