@@ -8,6 +8,7 @@ docs/reference/options.toml. `missing_and_unknown` is what the test of the two c
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,9 @@ from kafka_spark.spark import declared
 
 MEANINGS = Path(__file__).resolve().parents[1] / "reference" / "options.toml"
 SAME = "same name"
+# A default that differs by mode, as declared.source_defaults() words it.
+_PAIR = re.compile(r"(\S+) \((\w+)\)")
+_BY_MODE = re.compile(r"\S+ \(\w+\)(, \S+ \(\w+\))+")
 OURS = "ours"
 
 
@@ -105,6 +109,8 @@ def _default_cell(value: Any, entry: Mapping[str, str]) -> str:
         return f"`{value}`"
     if isinstance(value, str) and not value:
         return '`""`'
+    if isinstance(value, str) and _BY_MODE.fullmatch(value):  # "earliest (batch), latest (stream)"
+        return _BY_MODE.sub(lambda m: ", ".join(f"`{v}` ({mode})" for v, mode in _PAIR.findall(m.group(0))), value)
     return f"`{value}`"
 
 

@@ -20,8 +20,9 @@ _MINIMAL_WRITE = {"kafka.bootstrap.servers": "broker:9092"}
 
 
 def source_options() -> tuple[str, ...]:
-    """The `pykafka` source's own option names, spelled as in messages (`kafka.*` are client properties)."""
-    return tuple(sorted(options._SOURCE_OPTIONS.values(), key=str.lower))
+    """The `pykafka` source's own option names in the order the parser declares them, spelled as in messages
+    (`kafka.*` are client properties)."""
+    return tuple(options._SOURCE_OPTIONS.values())
 
 
 def source_defaults() -> dict[str, str]:
@@ -34,14 +35,14 @@ def source_defaults() -> dict[str, str]:
         "startingOffsetsByTimestampStrategy": batch.no_match_strategy,
         "failOnDataLoss": _text(batch.fail_on_data_loss),
         "includeHeaders": _text(batch.include_headers),
-        "maxTriggerDelay": f"{batch.max_trigger_delay_ms} ms",
+        "maxTriggerDelay": str(batch.max_trigger_delay_ms),  # a bare number is milliseconds
         "commitOffsetsToKafka": _text(batch.commit_offsets_to_kafka),
     }
 
 
 def log_source_options() -> tuple[str, ...]:
     """The options `pykafka-log` takes besides `pykafka`'s."""
-    return tuple(sorted(log_options._OWN.values(), key=str.lower))
+    return tuple(log_options._OWN.values())
 
 
 def log_source_defaults() -> dict[str, str]:
