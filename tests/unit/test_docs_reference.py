@@ -176,3 +176,9 @@ def test_the_vocabulary_table_matches_the_commands() -> None:
                   if not any(f in cli_tables.every_flag(parsers[n]) for n in names)]
     assert wrong == []
     assert rows >= 15
+
+
+def test_the_readme_links_to_pages_that_exist() -> None:
+    targets = re.findall(r"\]\((docs/[^)#\s]+)", (REPO / "README.md").read_text())
+    assert len(targets) > 10
+    assert [t for t in targets if not (REPO / t).is_file()] == []
