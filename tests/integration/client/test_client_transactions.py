@@ -3,6 +3,7 @@ and Kafka's own console consumer), aborted and fenced ones never, and another pr
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -18,11 +19,17 @@ def broker(request):
     return request.getfixturevalue(request.param)
 
 
-def committed_values(bootstrap: str, topic: str) -> list[str]:
-    """What our fetcher returns under read_committed."""
-    with KafkaClient({"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}) as client:
+def committed_values(bootstrap: str, topic: str, settled: bool = True) -> list[str]:
+    """What our fetcher returns under read_committed; with `settled`, once every transaction's marker is
+    written (the coordinator writes them after answering EndTxn, so the stable offset trails briefly)."""
+    with KafkaClient({"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}) as client, \
+            KafkaClient({"bootstrap.servers": bootstrap}) as uncommitted:
         tps = client.partitions(topic)
         ends = client.latest_offsets(tps)
+        deadline = time.monotonic() + 30
+        while settled and ends != uncommitted.latest_offsets(tps) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            ends = client.latest_offsets(tps)
         out: list[str] = []
         for tp in tps:
             for batch in client.fetch(topic, tp.partition, 0, ends[tp]):
@@ -62,7 +69,7 @@ def test_commit_abort_offsets_and_an_end_from_another_process(broker, topic_name
             p.send(topic_name, f"handed-over-{i}".encode(), key=str(i).encode())
         handle = p.flush_transaction()
     # The records are in the log but invisible until another process commits the transaction.
-    assert all(v.startswith("committed") for v in committed_values(broker.bootstrap, topic_name))
+    assert all(v.startswith("committed") for v in committed_values(broker.bootstrap, topic_name, settled=False))
     with Cluster({"bootstrap.servers": broker.bootstrap}) as cluster:
         end_transaction(cluster, handle, commit=True)
         end_transaction(cluster, handle, commit=True)  # a repeated end is harmless

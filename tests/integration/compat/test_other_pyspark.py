@@ -1,5 +1,5 @@
-"""The built wheel in environments that already have another supported PySpark (the newest 4.1 and 4.0): the README's
-install commands leave that PySpark untouched, Spark registers `pykafka` by itself and reads a topic, the
+"""The built wheel in environments that already have another supported PySpark (the newest 4.1 and 4.0): the install
+commands of docs/install.md leave that PySpark untouched, Spark registers `pykafka` by itself and reads a topic, the
 harness picks the jars for that PySpark, and the stream reader says which PySpark it needs.
 
 The environment (PySpark and the package's other dependencies at the tested versions) is built once and
@@ -79,10 +79,10 @@ def compat_topic(kafka) -> str:
     return name
 
 
-def test_readme_install_commands_are_the_tested_ones() -> None:
-    readme = (REPO / "README.md").read_text()
+def test_documented_install_commands_are_the_tested_ones() -> None:
+    page = (REPO / "docs" / "install.md").read_text()
     for line in (BUILD, DRY_RUN, INSTALL):
-        assert line in readme
+        assert line in page
 
 
 @pytest.mark.timeout(1800)  # a cold machine downloads and builds PySpark's wheel once
@@ -101,7 +101,7 @@ def test_wheel_in_an_environment_with_another_pyspark(version: str, kafka, compa
     run(command(INSTALL, str(python)), cwd=src)
     assert installed_pyspark(python) == before
 
-    # The driver and its Python workers run that environment's interpreter, as the README says they must.
+    # The driver and its Python workers run that environment's interpreter, as docs/install.md says they must.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SPARK_HOME")}
     env.update(PYSPARK_PYTHON=str(python), PYSPARK_DRIVER_PYTHON=str(python))
     out = run([str(python), str(APP), kafka.bootstrap, compat_topic], env=env, cwd=tmp_path, timeout=600)

@@ -1,4 +1,4 @@
-"""Building the wheel as the README says, from a copy of the sources, and running commands for it."""
+"""Building the wheel as docs/install.md says, from a copy of the sources, and running commands for it."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
 WHEEL = "dist/kafka_spark-0.1.0-py3-none-any.whl"
-# The README's "Installing into an existing Spark environment" commands, run as written: the first in a copy of
-# this repository, the others with `python` being the target environment's interpreter.
+# The commands of docs/install.md ("Installing into an existing Spark environment"), run as written: the first in
+# a copy of this repository, the others with `python` being the target environment's interpreter.
 BUILD = "python -m pip wheel --no-deps -w dist ."
 DRY_RUN = f"python -m pip install --dry-run --report pip-report.json {WHEEL}"
 INSTALL = f"python -m pip install {WHEEL}"

@@ -143,7 +143,7 @@ def test_sigkills_on_an_s3a_table_and_a_catalog_table_keep_every_record_exactly_
     # Created like saveAsTable: the first commit is the table's creation, every later one a write by name.
     assert catalog_dt.history()[-1]["operation"] == "CREATE TABLE"
 
-    # The README's job command on the catalog table by name, then delta-offsets finding it through the
+    # The job command of docs/delta/stores.md on the catalog table by name, then delta-offsets finding it through the
     # session's catalog. spark-submit.sh sets the driver's Java options itself: Derby's go in through
     # SPARK_SUBMIT_OPTS.
     submit_conf = {k: v for k, v in catalog.items() if k != "spark.driver.extraJavaOptions"}

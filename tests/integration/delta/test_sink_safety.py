@@ -113,7 +113,7 @@ def test_concurrent_loads_of_one_sink_let_exactly_one_commit(kafka, spark, produ
 
 
 def test_on_s3_one_driver_s_concurrent_loads_let_exactly_one_commit(kafka, spark_s3, s3, producer, topic_name):
-    # Delta's default S3 log store serialises commits inside one driver: the README's "one driver per table".
+    # Delta's default S3 log store serialises commits inside one driver: "one driver per table" (docs/delta/stores.md).
     kafka.create_topic(topic_name, partitions=2)
     produce(producer, topic_name, 2000)
     table = s3.url(f"race/{topic_name}")

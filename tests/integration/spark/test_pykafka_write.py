@@ -119,7 +119,7 @@ def test_delivery_failure_fails_the_job_with_the_brokers_error(spark, kafka, adm
 def test_save_modes(spark, kafka, admin, topic_name):
     """Append writes with both sinks and Overwrite is refused by both with Spark's message. The default mode
     (ErrorIfExists) appends with Spark's sink, but Spark refuses it for every Python data source before the
-    source runs, so `pykafka` needs `.mode("append")` (the README says so)."""
+    source runs, so `pykafka` needs `.mode("append")` (docs/writing.md says so)."""
     admin.create_topics([NewTopic(topic_name, 1, 1)], wait_for_metadata=True)
     df = spark.range(3).selectExpr("cast(id as string) as value")
 
