@@ -69,10 +69,10 @@ class KerberosLogin:
     @property
     def who(self) -> str:
         """The login as a message names it (never a secret: a principal and a path)."""
+        principal = f"as principal {self.principal} " if self.principal else ""
         if self.keytab:
-            return f"principal {self.principal} with keyTab {self.keytab}"
-        cache = self.cache_name or os.environ.get("KRB5CCNAME") or "the default ticket cache"
-        return f"{'principal ' + self.principal if self.principal else 'the ticket cache principal'} from {cache}"
+            return f"{principal}with keyTab {self.keytab}"
+        return f"{principal}with ticket cache {self.cache_name or os.environ.get('KRB5CCNAME') or '(default)'}"
 
 
 def kerberos_login(config: ClientConfig) -> KerberosLogin:
@@ -165,16 +165,16 @@ def login_error(login: KerberosLogin, exc: Exception) -> KafkaSparkError:
         return ConfigError(f"sasl.jaas.config: keyTab {login.keytab} has no key for principal "
                            f"{login.principal} ({detail})")
     if code in (KDC_UNREACHABLE, REALM_UNKNOWN):
-        return AuthenticationError(f"GSSAPI login as {login.who}: no KDC answered; check the realm's kdc in "
+        return AuthenticationError(f"GSSAPI login {login.who}: no KDC answered; check the realm's kdc in "
                                    f"krb5.conf (KRB5_CONFIG) ({detail})")
     if code == CLIENT_UNKNOWN:
         return AuthenticationError(f"GSSAPI login: the KDC does not know principal {login.principal} "
                                    f"(sasl.jaas.config principal) ({detail})")
     if code == PREAUTH_FAILED:
-        return AuthenticationError(f"GSSAPI login as {login.who}: the KDC refused the keytab's key; the keytab "
+        return AuthenticationError(f"GSSAPI login {login.who}: the KDC refused the keytab's key; the keytab "
                                    f"is stale ({detail})")
     if login.keytab is None:
-        return AuthenticationError(f"GSSAPI login from {login.who} failed; run kinit (or set useKeyTab=true "
+        return AuthenticationError(f"GSSAPI login {login.who} failed; run kinit (or set useKeyTab=true "
                                    f"with keyTab and principal in sasl.jaas.config) ({detail})")
-    return AuthenticationError(f"GSSAPI login as {login.who} failed ({detail})")
+    return AuthenticationError(f"GSSAPI login {login.who} failed ({detail})")
 
