@@ -1,0 +1,80 @@
+"""Our client on Kafka 4.1's GSSAPI listener: keytab and ticket-cache (kinit) logins produce and read records;
+a login that cannot work fails at once with one line that names what to fix."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+
+import pytest
+from krb_logins import gssapi_config
+
+from kafka_spark.client import Cluster, KafkaClient
+from kafka_spark.errors import AuthenticationError, ConfigError
+from kafka_spark.local.kdc import kerberos_tool
+from kafka_spark.local.kerberos_kafka import KERBEROS_LISTENER
+
+VALUES = [f"kerberos-{i}".encode() for i in range(5)]
+
+
+def _round_trip(client: KafkaClient, topic: str) -> list[bytes]:
+    """Produce a few records through the client's (GSSAPI) listener and fetch them back."""
+    with client.producer() as producer:
+        for value in VALUES:
+            producer.send(topic, value, partition=0)
+        producer.flush(timeout=30)
+    table = client.fetch(topic, 0, 0, len(VALUES)).read_all()
+    assert table is not None
+    return table.column("value").to_pylist()
+
+
+def test_a_keytab_login_produces_and_reads(kerberos_kafka, alice, topic_name, caplog):
+    caplog.set_level(logging.DEBUG)
+    kerberos_kafka.create_topic(topic_name)
+    with KafkaClient(gssapi_config(kerberos_kafka, alice)) as client:
+        assert client.metadata([]).brokers[1].port == kerberos_kafka.listeners[KERBEROS_LISTENER]
+        assert _round_trip(client, topic_name) == VALUES
+    assert "authenticated to" in caplog.text and "GSSAPI" in caplog.text
+    keytab = alice.keytab.read_bytes()
+    assert keytab.hex() not in caplog.text and keytab.decode("latin-1") not in caplog.text
+
+
+@pytest.mark.parametrize("where", ["ticketCache", "KRB5CCNAME"])
+def test_a_ticket_cache_login_from_kinit(kdc, kerberos_kafka, alice, topic_name, tmp_path, monkeypatch, where):
+    cache = kdc.kinit(alice.principal, alice.keytab, tmp_path / "ccache")
+    module = "com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true"
+    if where == "ticketCache":
+        jaas = f'{module} ticketCache="{cache}" principal="{alice.principal}";'
+    else:
+        monkeypatch.setenv("KRB5CCNAME", f"FILE:{cache}")
+        jaas = f"{module};"
+    kerberos_kafka.create_topic(topic_name)
+    with KafkaClient(gssapi_config(kerberos_kafka, **{"sasl.jaas.config": jaas})) as client:
+        assert _round_trip(client, topic_name) == VALUES
+    # the broker's service ticket went into the kinit cache: this login used it, not a keytab
+    listing = subprocess.run([kerberos_tool("klist"), "-c", f"FILE:{cache}"], capture_output=True, text=True,
+                             check=True).stdout
+    assert "kafka/localhost@" in listing
+
+
+def test_an_empty_ticket_cache_says_to_run_kinit(kerberos_kafka, tmp_path):
+    jaas = (f'com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true '
+            f'ticketCache="{tmp_path / "none"}";')
+    with Cluster(gssapi_config(kerberos_kafka, **{"sasl.jaas.config": jaas, "retries": "0"})) as cluster, \
+            pytest.raises(AuthenticationError, match="run kinit") as info:
+        cluster.refresh_metadata([])
+    assert "\n" not in str(info.value)
+
+
+def test_a_wrong_service_name_fails_at_once_and_names_the_option(kerberos_kafka, alice):
+    conf = gssapi_config(kerberos_kafka, alice, **{"sasl.kerberos.service.name": "kafak"})
+    with Cluster(conf) as cluster, pytest.raises(AuthenticationError, match=r"sasl\.kerberos\.service\.name"):
+        cluster.refresh_metadata([])
+
+
+def test_a_missing_keytab_is_a_configuration_error(kerberos_kafka, alice, tmp_path):
+    from kafka_spark.local.kerberos_kafka import krb5_login
+
+    missing = tmp_path / "alice.keytab"
+    with pytest.raises(ConfigError, match=rf"sasl\.jaas\.config: keyTab {missing} does not exist"):
+        KafkaClient(gssapi_config(kerberos_kafka, **{"sasl.jaas.config": krb5_login(missing, alice.principal)}))
