@@ -33,10 +33,12 @@ def gssapi_listener_properties(listener: str, keytab: Path, principal: str) -> d
     }
 
 
-def start_kerberos_kafka(kdc: Kdc, data_dir: Path, timeout: float = 90.0) -> KafkaNode:
-    """A single-node Kafka 4.x with PLAINTEXT and a GSSAPI listener (`KERBEROS_LISTENER`) in `kdc`'s realm."""
+def start_kerberos_kafka(kdc: Kdc, data_dir: Path, extra: dict[str, object] | None = None,
+                         timeout: float = 90.0) -> KafkaNode:
+    """A single-node Kafka 4.x with PLAINTEXT and a GSSAPI listener (`KERBEROS_LISTENER`) in `kdc`'s realm;
+    `extra` adds broker properties."""
     keytab_dir = data_dir.parent / f"{data_dir.name}-keytabs"
     principal, keytab = kdc.principal_with_keytab(f"{SERVICE_NAME}/{BROKER_HOST}", keytab_dir / "kafka.keytab")
     return start_kafka(data_dir, secure=False, listeners=[KERBEROS_LISTENER],
-                       extra=gssapi_listener_properties(KERBEROS_LISTENER, keytab, principal),
+                       extra={**gssapi_listener_properties(KERBEROS_LISTENER, keytab, principal), **(extra or {})},
                        jvm_props=[f"-Djava.security.krb5.conf={kdc.krb5_conf}"], timeout=timeout)

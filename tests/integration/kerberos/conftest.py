@@ -41,10 +41,12 @@ def kdc() -> Iterator:
 
 @pytest.fixture(scope="session")
 def kerberos_kafka(kdc, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
-    """Kafka 4.1 with PLAINTEXT and SASL_PLAINTEXT_KRB (GSSAPI, broker principal kafka/localhost)."""
-    from kafka_spark.local.kerberos_kafka import start_kerberos_kafka
+    """Kafka 4.1 with PLAINTEXT and SASL_PLAINTEXT_KRB (GSSAPI, broker principal kafka/localhost), whose GSSAPI
+    sessions last 10 minutes (KIP-368: clients re-authenticate before that)."""
+    from kafka_spark.local.kerberos_kafka import KERBEROS_LISTENER, start_kerberos_kafka
 
-    node = start_kerberos_kafka(kdc, tmp_path_factory.mktemp("kerberos-kafka"))
+    reauth = f"listener.name.{KERBEROS_LISTENER.lower()}.gssapi.connections.max.reauth.ms"
+    node = start_kerberos_kafka(kdc, tmp_path_factory.mktemp("kerberos-kafka"), extra={reauth: 600_000})
     yield node
     node.stop()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import subprocess
+import time
 
 import pytest
 from krb_logins import gssapi_config
@@ -55,6 +56,23 @@ def test_a_ticket_cache_login_from_kinit(kdc, kerberos_kafka, alice, topic_name,
     listing = subprocess.run([kerberos_tool("klist"), "-c", f"FILE:{cache}"], capture_output=True, text=True,
                              check=True).stdout
     assert "kafka/localhost@" in listing
+
+
+def test_a_connection_reauthenticates_with_a_new_ticket_exchange(kerberos_kafka, alice, topic_name, caplog):
+    # KIP-368: the broker grants sessions; before one ends the client authenticates again on the same socket
+    caplog.set_level(logging.DEBUG, logger="kafka_spark.client.connection")
+    kerberos_kafka.create_topic(topic_name)
+    with KafkaClient(gssapi_config(kerberos_kafka, alice)) as client:
+        assert _round_trip(client, topic_name) == VALUES
+        conn = client.cluster.connection(1)
+        socket_before = conn._sock
+        assert conn._session_ends is not None  # the listener's connections.max.reauth.ms gave a lifetime
+        conn._reauth_at = time.monotonic()  # as if 85-95% of the session had passed
+        table = client.fetch(topic_name, 0, 0, len(VALUES)).read_all()
+        assert table is not None and table.column("value").to_pylist() == VALUES
+        assert conn._sock is socket_before and conn._reauth_at > time.monotonic()
+    node = f"1 at 127.0.0.1:{kerberos_kafka.listeners[KERBEROS_LISTENER]}"
+    assert caplog.text.count(f"authenticated to {node} with GSSAPI") >= 2
 
 
 def test_an_empty_ticket_cache_says_to_run_kinit(kerberos_kafka, tmp_path):
