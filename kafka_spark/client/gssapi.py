@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import time
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kafka_spark.client.kerberos import (
@@ -59,12 +60,27 @@ def kerberos_host(host: str) -> str:
         ipaddress.ip_address(host)
     except ValueError:
         return host.lower()
+    cached = _HOST_NAMES.get(host)
+    if cached is not None and cached[0] > time.monotonic():
+        return cached[1]
+    name = _reverse_resolved(host)
+    _HOST_NAMES[host] = (time.monotonic() + _HOST_NAME_SECONDS, name)
+    return name
+
+
+# Every connection names its broker: remember lookups as long as Java's InetAddress cache does (30 s), so an
+# executor opening many connections does not wait for reverse DNS each time
+_HOST_NAME_SECONDS = 30.0
+_HOST_NAMES: dict[str, tuple[float, str]] = {}
+
+
+def _reverse_resolved(address: str) -> str:
     try:
-        name = socket.gethostbyaddr(host)[0]
+        name = socket.gethostbyaddr(address)[0]
         forward = {info[4][0] for info in socket.getaddrinfo(name, None)}
     except (OSError, UnicodeError):
-        return host
-    return name.lower() if host in forward else host
+        return address
+    return name.lower() if address in forward else address
 
 
 class _Context(Protocol):
