@@ -231,8 +231,8 @@ def start_kafka(data_dir: Path | None = None, secure: bool = True, heap: str = "
                 listeners: Sequence[str] = (), jvm_props: Sequence[str] = ()) -> KafkaNode:
     """Start a single-node Kafka 4.x; with `secure`, also SASL_PLAINTEXT, SSL, SASL_SSL and MTLS listeners.
 
-    `listeners` adds listeners of other names (SASL_PLAINTEXT_KRB: SASL_PLAINTEXT configured by `extra`);
-    `jvm_props` are `-D` system properties of the broker's JVM.
+    `listeners` adds listeners of other names (SASL_PLAINTEXT_KRB: SASL_PLAINTEXT configured by `extra`; a
+    TLS one gets the test CA's broker keystore); `jvm_props` are `-D` system properties of the broker's JVM.
     """
     data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-kafka4-"))
     if data_dir.exists() and any(data_dir.iterdir()):
@@ -243,7 +243,8 @@ def start_kafka(data_dir: Path | None = None, secure: bool = True, heap: str = "
     node = KafkaNode(
         data_dir=data_dir, listeners=dict(zip(names, ports, strict=False)), controller_port=ports[-1],
         cluster_id=random_cluster_id(), heap=heap, extra=dict(extra or {}),
-        tls=make_tls(data_dir / "tls") if secure else None, jvm_props=list(jvm_props),
+        tls=make_tls(data_dir / "tls") if secure or any(security_protocol(n).endswith("SSL") for n in names) else None,
+        jvm_props=list(jvm_props),
     )
     node.voters = f"1@127.0.0.1:{node.controller_port}"
     started = time.monotonic()

@@ -7,12 +7,14 @@ alike), which is `localhost`. PLAINTEXT stays the inter-broker and admin listene
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from kafka_spark.local.kafka import KafkaNode, start_kafka
 from kafka_spark.local.kdc import Kdc
 
 KERBEROS_LISTENER = "SASL_PLAINTEXT_KRB"
+KERBEROS_TLS_LISTENER = "SASL_SSL_KRB"
 SERVICE_NAME = "kafka"
 BROKER_HOST = "localhost"
 
@@ -34,11 +36,13 @@ def gssapi_listener_properties(listener: str, keytab: Path, principal: str) -> d
 
 
 def start_kerberos_kafka(kdc: Kdc, data_dir: Path, extra: dict[str, object] | None = None,
-                         timeout: float = 90.0) -> KafkaNode:
-    """A single-node Kafka 4.x with PLAINTEXT and a GSSAPI listener (`KERBEROS_LISTENER`) in `kdc`'s realm;
-    `extra` adds broker properties."""
+                         listeners: Sequence[str] = (KERBEROS_LISTENER,), timeout: float = 90.0) -> KafkaNode:
+    """A single-node Kafka 4.x with PLAINTEXT and GSSAPI `listeners` (SASL_PLAINTEXT_* or SASL_SSL_*, the latter
+    with the test CA's certificate) in `kdc`'s realm; `extra` adds broker properties."""
     keytab_dir = data_dir.parent / f"{data_dir.name}-keytabs"
     principal, keytab = kdc.principal_with_keytab(f"{SERVICE_NAME}/{BROKER_HOST}", keytab_dir / "kafka.keytab")
-    return start_kafka(data_dir, secure=False, listeners=[KERBEROS_LISTENER],
-                       extra={**gssapi_listener_properties(KERBEROS_LISTENER, keytab, principal), **(extra or {})},
+    props: dict[str, object] = {}
+    for listener in listeners:
+        props.update(gssapi_listener_properties(listener, keytab, principal))
+    return start_kafka(data_dir, secure=False, listeners=list(listeners), extra={**props, **(extra or {})},
                        jvm_props=[f"-Djava.security.krb5.conf={kdc.krb5_conf}"], timeout=timeout)

@@ -41,12 +41,13 @@ def kdc() -> Iterator:
 
 @pytest.fixture(scope="session")
 def kerberos_kafka(kdc, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
-    """Kafka 4.1 with PLAINTEXT and SASL_PLAINTEXT_KRB (GSSAPI, broker principal kafka/localhost), whose GSSAPI
-    sessions last 10 minutes (KIP-368: clients re-authenticate before that)."""
-    from kafka_spark.local.kerberos_kafka import KERBEROS_LISTENER, start_kerberos_kafka
+    """Kafka 4.1 with PLAINTEXT and GSSAPI listeners (broker principal kafka/localhost): SASL_PLAINTEXT_KRB, whose
+    sessions last 10 minutes (KIP-368: clients re-authenticate before that), and SASL_SSL_KRB."""
+    from kafka_spark.local.kerberos_kafka import KERBEROS_LISTENER, KERBEROS_TLS_LISTENER, start_kerberos_kafka
 
     reauth = f"listener.name.{KERBEROS_LISTENER.lower()}.gssapi.connections.max.reauth.ms"
-    node = start_kerberos_kafka(kdc, tmp_path_factory.mktemp("kerberos-kafka"), extra={reauth: 600_000})
+    node = start_kerberos_kafka(kdc, tmp_path_factory.mktemp("kerberos-kafka"), extra={reauth: 600_000},
+                                listeners=(KERBEROS_LISTENER, KERBEROS_TLS_LISTENER))
     yield node
     node.stop()
 

@@ -13,7 +13,7 @@ from krb_logins import gssapi_config
 from kafka_spark.client import Cluster, KafkaClient
 from kafka_spark.errors import AuthenticationError, ConfigError
 from kafka_spark.local.kdc import kerberos_tool
-from kafka_spark.local.kerberos_kafka import KERBEROS_LISTENER
+from kafka_spark.local.kerberos_kafka import KERBEROS_LISTENER, KERBEROS_TLS_LISTENER
 
 VALUES = [f"kerberos-{i}".encode() for i in range(5)]
 
@@ -38,6 +38,16 @@ def test_a_keytab_login_produces_and_reads(kerberos_kafka, alice, topic_name, ca
     assert "authenticated to" in caplog.text and "GSSAPI" in caplog.text
     keytab = alice.keytab.read_bytes()
     assert keytab.hex() not in caplog.text and keytab.decode("latin-1") not in caplog.text
+
+
+def test_gssapi_over_tls(kerberos_kafka, alice, topic_name):
+    conf = gssapi_config(kerberos_kafka, alice, **{
+        "bootstrap.servers": kerberos_kafka.address(KERBEROS_TLS_LISTENER), "security.protocol": "SASL_SSL",
+        "ssl.truststore.location": str(kerberos_kafka.ca_pem)})
+    kerberos_kafka.create_topic(topic_name)
+    with KafkaClient(conf) as client:
+        assert client.metadata([]).brokers[1].port == kerberos_kafka.listeners[KERBEROS_TLS_LISTENER]
+        assert _round_trip(client, topic_name) == VALUES
 
 
 @pytest.mark.parametrize("where", ["ticketCache", "KRB5CCNAME"])
