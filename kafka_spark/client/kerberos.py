@@ -41,6 +41,7 @@ SERVER_UNKNOWN = _KRB5 + 7  # KDC_ERR_S_PRINCIPAL_UNKNOWN: "Server not found in 
 CLIENT_UNKNOWN = _KRB5 + 6  # KDC_ERR_C_PRINCIPAL_UNKNOWN: "Client not found in Kerberos database"
 PREAUTH_FAILED = _KRB5 + 24  # KDC_ERR_PREAUTH_FAILED: a keytab key the KDC no longer has
 KEYTAB_NO_ENTRY = _KRB5 + 181  # KRB5_KT_NOTFOUND: "Key table entry not found"
+_GSS_CREDENTIALS_EXPIRED = 11 << 16  # GSS_S_CREDENTIALS_EXPIRED (RFC 2744), a major status
 
 
 def load_gssapi() -> ModuleType:
@@ -109,7 +110,10 @@ def gss_detail(exc: Exception) -> str:
     gen = getattr(exc, "gen_message", None)
     text = " ".join(str(gen() if callable(gen) else exc).split())
     minor = re.search(r"Minor \(\d+\): (.+)$", text)
-    return minor.group(1) if minor and "Unknown error" not in minor.group(1) else text
+    if minor and minor.group(1) != "Success" and "Unknown error" not in minor.group(1):
+        return minor.group(1)
+    major = re.search(r"Major \(\d+\): (.+?)(?:, Minor \(|$)", text)
+    return major.group(1) if major else text
 
 
 def minor_code(exc: Exception) -> int:
@@ -140,8 +144,9 @@ def _cache_credentials(lib: ModuleType, login: KerberosLogin) -> gssapi.Credenti
     name = lib.Name(login.principal, lib.NameType.kerberos_principal) if login.principal else None
     store = {"ccache": login.cache_name} if login.cache_name else None
     creds = lib.Credentials(name=name, usage="initiate", store=store)
+    # acquiring succeeds on an expired ticket; asking its lifetime is what fails (or says 0)
     if creds.lifetime is not None and creds.lifetime <= 0:
-        raise lib.exceptions.ExpiredCredentialsError(0, 0)
+        raise lib.exceptions.ExpiredCredentialsError(_GSS_CREDENTIALS_EXPIRED, 0)
     return creds
 
 

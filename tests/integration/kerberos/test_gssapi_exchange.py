@@ -4,12 +4,16 @@ a login that cannot work."""
 
 from __future__ import annotations
 
+import subprocess
+import time
+
 import gssapi
 import pytest
 
 from kafka_spark.client import ClientConfig
 from kafka_spark.client.gssapi import gssapi_mechanism
 from kafka_spark.errors import AuthenticationError, ConfigError
+from kafka_spark.local.kdc import kerberos_tool
 from kafka_spark.local.kerberos_kafka import krb5_login
 
 SERVICE = "exchange"
@@ -80,3 +84,14 @@ def test_an_unreachable_kdc(kdc, tmp_path, monkeypatch):
     with pytest.raises(AuthenticationError, match=r"no KDC answered; check the realm's kdc in krb5\.conf") as info:
         gssapi_mechanism(_config(krb5_login(keytab, principal)), "127.0.0.1").first()
     assert "\n" not in str(info.value) and "Cannot contact any KDC" in str(info.value)
+
+
+def test_an_expired_kinit_ticket_says_to_run_kinit(kdc, alice, tmp_path):
+    cache = tmp_path / "ccache"
+    subprocess.run([kerberos_tool("kinit"), "-l", "1s", "-k", "-t", str(alice.keytab), "-c", f"FILE:{cache}",
+                    alice.principal], env=kdc.env(), check=True, capture_output=True)
+    time.sleep(2.1)  # whole seconds: the ticket ends within 2 s of kinit
+    jaas = f'com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true ticketCache="{cache}";'
+    with pytest.raises(AuthenticationError, match=rf"with ticket cache {cache} failed; run kinit .*"
+                                                  r"\(The referenced credential has expired\)"):
+        gssapi_mechanism(_config(jaas), "127.0.0.1").first()
