@@ -50,17 +50,19 @@ def test_gssapi_over_tls(kerberos_kafka, alice, topic_name):
         assert _round_trip(client, topic_name) == VALUES
 
 
-@pytest.mark.parametrize("where", ["ticketCache", "KRB5CCNAME"])
+@pytest.mark.parametrize("where", ["ticketCache", "KRB5CCNAME", "no sasl.jaas.config"])
 def test_a_ticket_cache_login_from_kinit(kdc, kerberos_kafka, alice, topic_name, tmp_path, monkeypatch, where):
     cache = kdc.kinit(alice.principal, alice.keytab, tmp_path / "ccache")
     module = "com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true"
+    login: dict[str, str] = {}
     if where == "ticketCache":
-        jaas = f'{module} ticketCache="{cache}" principal="{alice.principal}";'
+        login["sasl.jaas.config"] = f'{module} ticketCache="{cache}" principal="{alice.principal}";'
     else:
         monkeypatch.setenv("KRB5CCNAME", f"FILE:{cache}")
-        jaas = f"{module};"
+        if where == "KRB5CCNAME":
+            login["sasl.jaas.config"] = f"{module};"
     kerberos_kafka.create_topic(topic_name)
-    with KafkaClient(gssapi_config(kerberos_kafka, **{"sasl.jaas.config": jaas})) as client:
+    with KafkaClient(gssapi_config(kerberos_kafka, **login)) as client:
         assert _round_trip(client, topic_name) == VALUES
     # the broker's service ticket went into the kinit cache: this login used it, not a keytab
     listing = subprocess.run([kerberos_tool("klist"), "-c", f"FILE:{cache}"], capture_output=True, text=True,
