@@ -27,6 +27,7 @@ from kafka_spark.client.kerberos import (
     login_error,
     minor_code,
 )
+from kafka_spark.client.kerberos_renewal import renewal_for
 from kafka_spark.errors import AuthenticationError
 
 if TYPE_CHECKING:
@@ -164,6 +165,10 @@ def gssapi_mechanism(config: ClientConfig, host: str) -> Mechanism:
     login = kerberos_login(config)
     service = (config.sasl_kerberos_service_name or "").strip()
     target = f"{service}@{kerberos_host(host)}"
+    if login.keytab is None:
+        renewal = renewal_for(login, config.sasl_kerberos_kinit_cmd, config.sasl_kerberos_ticket_renew_window_factor,
+                              config.sasl_kerberos_ticket_renew_jitter, config.sasl_kerberos_min_time_before_relogin)
+        renewal.maybe_renew()
     creds = credentials(login)
     try:
         authzid = str(creds.name)

@@ -81,6 +81,9 @@ class Kdc:
             f"  key_stash_file = {d / 'stash'}\n"
             f"  acl_file = {d / 'kadm5.acl'}\n"
             "  supported_enctypes = aes256-cts-hmac-sha1-96:normal aes128-cts-hmac-sha1-96:normal\n"
+            # renewable tickets, as most realms grant them (`kinit -r`, and `kinit -R` renewing them)
+            "  max_life = 1d\n"
+            "  max_renewable_life = 7d\n"
             " }\n"
             "[logging]\n"
             f" kdc = FILE:{self.log_path}\n"

@@ -4,6 +4,7 @@ a login that cannot work fails at once with one line that names what to fix."""
 from __future__ import annotations
 
 import logging
+import os
 import subprocess
 import time
 
@@ -85,6 +86,38 @@ def test_a_connection_reauthenticates_with_a_new_ticket_exchange(kerberos_kafka,
         assert conn._sock is socket_before and conn._reauth_at > time.monotonic()
     node = f"1 at 127.0.0.1:{kerberos_kafka.listeners[KERBEROS_LISTENER]}"
     assert caplog.text.count(f"authenticated to {node} with GSSAPI") >= 2
+
+
+def test_a_kinit_cache_is_renewed_on_javas_schedule(kdc, kerberos_kafka, alice, tmp_path, caplog):
+    # a renewable 6 s ticket, renewed once half its life has passed (window factor 0.5, no jitter)
+    caplog.set_level(logging.INFO, logger="kafka_spark.client.kerberos_renewal")
+    cache = tmp_path / "ccache"
+    subprocess.run([kerberos_tool("kinit"), "-l", "6s", "-r", "5m", "-k", "-t", str(alice.keytab), "-c",
+                    f"FILE:{cache}", alice.principal], env=kdc.env(), check=True, capture_output=True)
+    jaas = f'com.sun.security.auth.module.Krb5LoginModule required useTicketCache=true ticketCache="{cache}";'
+    conf = gssapi_config(kerberos_kafka, **{"sasl.jaas.config": jaas, "sasl.kerberos.min.time.before.relogin": "0",
+                                            "sasl.kerberos.ticket.renew.window.factor": "0.5",
+                                            "sasl.kerberos.ticket.renew.jitter": "0"})
+    first = _tgt(cache)
+    with KafkaClient(conf) as client:
+        client.metadata([])
+    assert _tgt(cache) == first and "renewed" not in caplog.text  # not due yet
+    time.sleep(max(0.0, first.start + 3.2 - time.time()))
+    with KafkaClient(conf) as client:  # a new connection authenticates: the ticket is due
+        client.metadata([])
+    renewed = _tgt(cache)
+    assert renewed.end > first.end and renewed.renew_until == first.renew_until
+    assert f"renewed the Kerberos ticket in {cache}" in caplog.text
+
+
+def _tgt(cache):
+    from kafka_spark.client.kerberos_renewal import tgt_times
+
+    listing = subprocess.run([kerberos_tool("klist"), "-c", f"FILE:{cache}"], capture_output=True, text=True,
+                             check=True, env={**os.environ, "LC_ALL": "C", "TZ": "UTC"}).stdout
+    ticket = tgt_times(listing)
+    assert ticket is not None
+    return ticket
 
 
 def test_an_empty_ticket_cache_says_to_run_kinit(kerberos_kafka, tmp_path):
