@@ -3,7 +3,7 @@
 - `useKeyTab=true keyTab="..." principal="..."`: from the keytab, into a ticket cache in this process's
   memory; MIT Kerberos gets a new ticket from the keytab when one expires, as Java's login thread does.
 - `useTicketCache=true [ticketCache="..."] [principal="..."]`: a ticket cache `kinit` filled: the one named,
-  else `KRB5CCNAME`, else the default.
+  else `KRB5CCNAME`, else the default (renewed as Java renews it: kerberos_renewal.py).
 - both: the ticket cache while it holds a ticket, else the keytab (Java's order).
 - no `sasl.jaas.config`: the default ticket cache.
 
