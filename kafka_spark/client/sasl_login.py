@@ -87,8 +87,10 @@ def check_login(config: ClientConfig) -> None:
         if not config.sasl_kerberos_service_name:
             raise ConfigError("sasl.mechanism=GSSAPI needs sasl.kerberos.service.name (the broker principal's "
                               "service, e.g. kafka)")
-        if options.get("useKeyTab", "false").lower() == "true" and not options.get("keyTab"):
-            raise ConfigError("sasl.jaas.config: useKeyTab=true needs keyTab=\"/path/to/client.keytab\"")
+        from kafka_spark.client.kerberos import kerberos_login, load_gssapi
+
+        kerberos_login(config)  # keyTab readable, principal named, no password prompt
+        load_gssapi()  # the missing extra fails here, at configuration, not at the first connection
     elif mechanism == "AWS_MSK_IAM" and not config.uses_tls:
         raise ConfigError("sasl.mechanism=AWS_MSK_IAM needs security.protocol=SASL_SSL")
 

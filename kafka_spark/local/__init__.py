@@ -1,4 +1,5 @@
-"""Real local servers for demos, notebooks and tests: Kafka (KRaft and ZooKeeper mode), ZooKeeper, Spark.
+"""Real local servers for demos, notebooks and tests: Kafka (KRaft and ZooKeeper mode), ZooKeeper, Spark, an MIT
+Kerberos KDC.
 
 Everything binds to 127.0.0.1 on free ports with a fresh data directory, and is stopped by its owner.
 Names are loaded on first use: Spark's Python worker daemon imports `kafka_spark.local.python_daemon`, and
@@ -19,6 +20,9 @@ _EXPORTS = {
     "Kafka39Broker": "kafka_spark.local.kafka39",
     "start_kafka39": "kafka_spark.local.kafka39",
     "KafkaTools": "kafka_spark.local.tools",
+    "Kdc": "kafka_spark.local.kdc",
+    "start_kdc": "kafka_spark.local.kdc",
+    "start_kerberos_kafka": "kafka_spark.local.kerberos_kafka",
     "ZooKeeperEnsemble": "kafka_spark.local.zookeeper",
     "ZooKeeperServer": "kafka_spark.local.zookeeper",
 }

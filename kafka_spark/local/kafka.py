@@ -8,6 +8,7 @@ import shutil
 import ssl
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,6 +95,8 @@ class KafkaNode(CreatesTopics):
     process: ServerProcess | None = None
     version: str = KAFKA4_VERSION
     startup_seconds: float = 0.0
+    # JVM system properties (`-Dname=value`), e.g. `-Djava.security.krb5.conf=...` for a Kerberos listener
+    jvm_props: list[str] = field(default_factory=list)
 
     @property
     def bootstrap(self) -> str:
@@ -178,7 +181,7 @@ class KafkaNode(CreatesTopics):
             self.format()
         log_conf = template("log4j2-server.properties", self.data_dir)
         argv = java_argv(classpath("kafka4"), "kafka.Kafka", [str(self.data_dir / "server.properties")],
-                         heap=self.heap, props=[f"-Dlog4j2.configurationFile={log_conf}"])
+                         heap=self.heap, props=[f"-Dlog4j2.configurationFile={log_conf}", *self.jvm_props])
         self.process = ServerProcess(f"kafka-{self.node_id}", argv, self.log_path).start()
         return self
 
@@ -224,18 +227,24 @@ class KafkaNode(CreatesTopics):
 
 
 def start_kafka(data_dir: Path | None = None, secure: bool = True, heap: str = "512m",
-                extra: dict[str, object] | None = None, timeout: float = 90.0) -> KafkaNode:
-    """Start a single-node Kafka 4.x; with `secure`, also SASL_PLAINTEXT, SSL, SASL_SSL and MTLS listeners."""
+                extra: dict[str, object] | None = None, timeout: float = 90.0,
+                listeners: Sequence[str] = (), jvm_props: Sequence[str] = ()) -> KafkaNode:
+    """Start a single-node Kafka 4.x; with `secure`, also SASL_PLAINTEXT, SSL, SASL_SSL and MTLS listeners.
+
+    `listeners` adds listeners of other names (SASL_PLAINTEXT_KRB: SASL_PLAINTEXT configured by `extra`; a
+    TLS one gets the test CA's broker keystore); `jvm_props` are `-D` system properties of the broker's JVM.
+    """
     data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-kafka4-"))
     if data_dir.exists() and any(data_dir.iterdir()):
         shutil.rmtree(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    names = list(SECURE_LISTENERS) if secure else ["PLAINTEXT"]
+    names = [*(SECURE_LISTENERS if secure else ["PLAINTEXT"]), *listeners]
     ports = free_ports(len(names) + 1)
     node = KafkaNode(
         data_dir=data_dir, listeners=dict(zip(names, ports, strict=False)), controller_port=ports[-1],
         cluster_id=random_cluster_id(), heap=heap, extra=dict(extra or {}),
-        tls=make_tls(data_dir / "tls") if secure else None,
+        tls=make_tls(data_dir / "tls") if secure or any(security_protocol(n).endswith("SSL") for n in names) else None,
+        jvm_props=list(jvm_props),
     )
     node.voters = f"1@127.0.0.1:{node.controller_port}"
     started = time.monotonic()
