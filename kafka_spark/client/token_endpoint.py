@@ -60,16 +60,20 @@ def fetch_token(request: TokenRequest, context: ssl.SSLContext | None = None) ->
         pair = f"{quote(request.client_id)}:{quote(request.secret)}"
         headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
     body = urllib.parse.urlencode(form).encode()
-    deadline = time.monotonic() + request.backoff_max_s + request.connect_timeout_s + request.read_timeout_s
+    # As Java's retry: new attempts start only while sasl.login.retry.backoff.max.ms has not passed since the
+    # first; each attempt itself is bounded by the connect/read timeouts.
+    deadline = time.monotonic() + request.backoff_max_s
     delay = request.backoff_s
-    where = f"token endpoint {url.scheme}://{url.netloc}{url.path}"
+    where = f"token endpoint {url.scheme}://{url.hostname or ''}{':' + str(url.port) if url.port else ''}{url.path}"
+    attempts = 0
     while True:
+        attempts += 1
         try:
             return _post(request, body, headers, context, where)
         except _Retriable as exc:
             if time.monotonic() + delay > deadline:
                 bound = int(request.backoff_max_s * 1000)
-                raise TokenEndpointError(f"{where}: {exc} (gave up after retrying for "
+                raise TokenEndpointError(f"{where}: {exc} (gave up after {attempts} attempts, "
                                          f"sasl.login.retry.backoff.max.ms={bound})") from None
         time.sleep(delay)
         delay = min(delay * 2, request.backoff_max_s)
