@@ -54,7 +54,7 @@ class OAuthServer:
     data_dir: Path
     token_expiry_s: int = 3600
     port: int = 0
-    heap: str = "128m"
+    heap: str = "256m"
     process: ServerProcess | None = None
 
     def url(self, path: str = "") -> str:
