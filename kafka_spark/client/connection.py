@@ -48,8 +48,9 @@ log = logging.getLogger(__name__)
 _READ_AHEAD = 256 * 1024
 _MIN_MAX_FRAME = 100 * 1024 * 1024
 _UNSUPPORTED_VERSION = 35
-# how much earlier than the broker's session end we stop trusting the session (capped at 5% of it)
-_SESSION_MARGIN_S = 0.5
+# How much earlier than the broker's session end we stop trusting the session (at most 1% of it): the broker's
+# clock started one network delay before ours. More would eat into Java's re-authentication window (85-100%).
+_SESSION_MARGIN_S = 0.05
 
 
 def broker_error(code: int, context: str, message: str | None = None) -> BrokerError:
@@ -270,7 +271,7 @@ class BrokerConnection:
         self._reauth_at = now + lifetime * random.uniform(0.85, 0.95)
         # The broker's session started when it sent its answer, a little before we read it: a request this close
         # to our end of it may reach the broker after its end, and be answered by a closed connection.
-        self._session_ends = now + lifetime - min(_SESSION_MARGIN_S, 0.05 * lifetime)
+        self._session_ends = now + lifetime - min(_SESSION_MARGIN_S, 0.01 * lifetime)
 
     def _keep_session(self) -> None:
         """Before a request: re-authenticate a session near its end (KIP-368), or reconnect after it ended

@@ -42,7 +42,8 @@ def _listener(name: str, jaas: str, reauth_ms: int) -> dict[str, object]:
 
 def unsecured_listener(name: str, reauth_ms: int = 0) -> dict[str, object]:
     """Broker properties of a listener that accepts Kafka's unsecured tokens carrying scope `kafka`."""
-    jaas = (f'{_LOGIN_MODULE} unsecuredValidatorRequiredScope="{SCOPE}" '
+    # the broker's own login makes a token from these options too (it never sends it): it needs a subject
+    jaas = (f'{_LOGIN_MODULE} unsecuredLoginStringClaim_sub="broker" unsecuredValidatorRequiredScope="{SCOPE}" '
             'unsecuredValidatorAllowableClockSkewMs="1000";')
     return _listener(name, jaas, reauth_ms)
 
@@ -52,6 +53,10 @@ def oidc_listener(name: str, server: OAuthServer, reauth_ms: int = 0) -> dict[st
     props = _listener(name, f"{_LOGIN_MODULE} ;", reauth_ms)
     props[f"listener.name.{name.lower()}.oauthbearer.sasl.server.callback.handler.class"] = (
         f"{_OAUTH_PKG}.OAuthBearerValidatorCallbackHandler")
+    # Kafka 4.1.1's handler makes its default validator (DefaultJwtValidator) without the JWKS key resolver, so
+    # that validator falls back to the client-side checks: no signature, issuer or audience check (a forged
+    # token was accepted). The broker validator, named explicitly, builds its resolver from the JWKS URL.
+    props["sasl.oauthbearer.jwt.validator.class"] = f"{_OAUTH_PKG}.BrokerJwtValidator"
     # broker-wide: only this listener's validator reads them
     props.update({
         "sasl.oauthbearer.jwks.endpoint.url": server.jwks_url,
