@@ -1,4 +1,5 @@
-"""Real local servers for demos, notebooks and tests: Kafka (KRaft and ZooKeeper mode), ZooKeeper, Spark.
+"""Real local servers for demos, notebooks and tests: Kafka (KRaft and ZooKeeper mode), ZooKeeper, Spark, and an
+OAuth 2 server for OAUTHBEARER.
 
 Everything binds to 127.0.0.1 on free ports with a fresh data directory, and is stopped by its owner.
 Names are loaded on first use: Spark's Python worker daemon imports `kafka_spark.local.python_daemon`, and
@@ -18,6 +19,9 @@ _EXPORTS = {
     "start_kafka": "kafka_spark.local.kafka",
     "Kafka39Broker": "kafka_spark.local.kafka39",
     "start_kafka39": "kafka_spark.local.kafka39",
+    "OAuthServer": "kafka_spark.local.oauth_server",
+    "start_oauth_server": "kafka_spark.local.oauth_server",
+    "start_oauth_kafka": "kafka_spark.local.oauth_kafka",
     "KafkaTools": "kafka_spark.local.tools",
     "ZooKeeperEnsemble": "kafka_spark.local.zookeeper",
     "ZooKeeperServer": "kafka_spark.local.zookeeper",
