@@ -2,8 +2,8 @@
 
 `fetch_token` posts ``grant_type=client_credentials`` with the client id and secret in HTTP Basic (URL-encoded
 first with `sasl.oauthbearer.header.urlencode`, as RFC 6749 §2.3.1 asks and Java's client does on request),
-retries transport failures and 5xx answers with backoff
-within the configured bounds, and returns the access token. A ``file:`` URL names a file that holds the
+retries transport failures and the answers Java's client retries (all but 400-407, 409-415, 501 and 505) with
+backoff within the configured bounds, and returns the access token. A ``file:`` URL names a file that holds the
 token (Kafka's client reads it the same way). Secrets never reach an error message.
 """
 
@@ -83,6 +83,10 @@ class _Retriable(Exception):
     pass
 
 
+# The answers Java's client does not retry (HttpAccessTokenRetriever); every other failure is retried with backoff.
+_FINAL_STATUSES = frozenset({*range(400, 408), *range(409, 416), 501, 505})
+
+
 def _post(request: TokenRequest, body: bytes, headers: Mapping[str, str], context: ssl.SSLContext | None,
           where: str) -> str:
     http = urllib.request.Request(request.url, data=body, headers=dict(headers), method="POST")
@@ -93,7 +97,7 @@ def _post(request: TokenRequest, body: bytes, headers: Mapping[str, str], contex
             raw = answer.read(1 << 20)
     except urllib.error.HTTPError as exc:
         detail = _error_detail(exc)
-        if (exc.code >= 500 and exc.code not in (501, 505)) or exc.code in (408, 429):
+        if exc.code not in _FINAL_STATUSES:
             raise _Retriable(f"HTTP {exc.code}{detail}") from None
         raise TokenEndpointError(f"{where} refused the request: HTTP {exc.code}{detail}") from None
     except ssl.SSLError as exc:
