@@ -81,11 +81,14 @@ def _b64url(data: bytes) -> str:
 
 
 def _list_claim(value: str) -> list[str]:
-    # the first character is the delimiter: "|a|b" -> ["a", "b"]
-    if len(value) <= 1:
+    # The first character is the delimiter: "|a|b" -> ["a", "b"]. Split as Java's String.split does, which
+    # drops trailing empty items but keeps inner ones (and gives [""] for nothing after the delimiter).
+    if not value:
         return []
     items = value[1:].split(value[0])
-    return [item for item in items if item] + ([""] if "" in items else [])
+    while len(items) > 1 and items[-1] == "":
+        items.pop()
+    return items
 
 
 def unsecured_options(options: Mapping[str, str]) -> dict[str, str]:

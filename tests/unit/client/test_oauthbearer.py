@@ -107,6 +107,12 @@ def test_unsecured_token_errors_name_the_option(options, message):
         unsecured_token(options)
 
 
+@pytest.mark.parametrize(("value", "items"), [(",a,b", ["a", "b"]), ("|a||b||", ["a", "", "b"]), (",", [""])])
+def test_list_claims_split_as_java_does(value, items):
+    token, _, _ = unsecured_token({"unsecuredLoginStringClaim_sub": "a", "unsecuredLoginListClaim_l": value}, now=0)
+    assert jwt_claims(token)["l"] == items
+
+
 def test_jwt_claims_of_something_else_is_empty():
     assert jwt_claims("opaque-token") == {}
     assert jwt_claims("a.!!!.c") == {}
