@@ -39,6 +39,8 @@ SERVER_GROUPS = {
     "log_broker": "log-broker",
     "kdc": "kerberos",
     "kerberos_kafka": "kerberos",
+    "oauth_server": "oauth",
+    "oauth_kafka": "oauth",
 }
 # Not grouped: `kafka` and `spark` (nearly every test), and `s3` (a Python server up in a second: one per worker
 # is cheaper than one long chain of its tests).

@@ -48,6 +48,9 @@ log = logging.getLogger(__name__)
 _READ_AHEAD = 256 * 1024
 _MIN_MAX_FRAME = 100 * 1024 * 1024
 _UNSUPPORTED_VERSION = 35
+# How much earlier than the broker's session end we stop trusting the session (at most 1% of it): the broker's
+# clock started one network delay before ours. More would eat into Java's re-authentication window (85-100%).
+_SESSION_MARGIN_S = 0.05
 
 
 def broker_error(code: int, context: str, message: str | None = None) -> BrokerError:
@@ -101,6 +104,7 @@ class BrokerConnection:
         # KIP-368: when to re-authenticate (85-95% of the session the broker granted), and when it ends
         self._reauth_at: float | None = None
         self._session_ends: float | None = None
+        self.reauthentications = 0  # KIP-368 re-authentications on this connection, for diagnostics and tests
         self._max_frame = max(_MIN_MAX_FRAME, 2 * config.fetch_max_bytes)
         # Frames up to this size get their whole buffer at once; a larger size is only a claim until
         # the bytes arrive, so those grow as they do (a lying length costs what was really sent).
@@ -238,10 +242,9 @@ class BrokerConnection:
                 reply = self._call_now(ApiKey.SASL_AUTHENTICATE, self.version(ApiKey.SASL_AUTHENTICATE),
                                        {"auth_bytes": token})
                 if reply["error_code"]:
+                    # OAUTHBEARER's refusal repeats the JSON of its challenge; the mechanism keeps it readable
                     detail = getattr(mechanism, "server_error", None)
-                    message = reply.get("error_message") or ""
-                    if detail and detail not in message:
-                        message = f"{message} ({detail})" if message else detail
+                    message = f"the broker refused the token ({detail})" if detail else reply.get("error_message")
                     raise broker_error(reply["error_code"], f"broker {self._name()}, {mechanism.name}",
                                        message or None) from None
                 challenge = bytes(reply["auth_bytes"])
@@ -263,9 +266,12 @@ class BrokerConnection:
             self._reauth_at = self._session_ends = None
             return
         now = time.monotonic()
+        lifetime = lifetime_ms / 1000
         # as Java's client: at a random 85-95% of the session, so a fleet does not re-authenticate at once
-        self._reauth_at = now + lifetime_ms / 1000 * random.uniform(0.85, 0.95)
-        self._session_ends = now + lifetime_ms / 1000
+        self._reauth_at = now + lifetime * random.uniform(0.85, 0.95)
+        # The broker's session started when it sent its answer, a little before we read it: a request this close
+        # to our end of it may reach the broker after its end, and be answered by a closed connection.
+        self._session_ends = now + lifetime - min(_SESSION_MARGIN_S, 0.01 * lifetime)
 
     def _keep_session(self) -> None:
         """Before a request: re-authenticate a session near its end (KIP-368), or reconnect after it ended
@@ -273,14 +279,20 @@ class BrokerConnection:
         if self._reauth_at is None or time.monotonic() < self._reauth_at:
             return
         assert self._session_ends is not None
-        if time.monotonic() >= self._session_ends - 0.5:
+        # answers to earlier requests come first: the broker served them within the session
+        while self._pending:
+            self._receive_next()
+        if time.monotonic() >= self._session_ends:
             self.close("SASL session expired")
             self.connect()
             return
-        # answers to earlier requests come first: the broker serves them before the handshake
-        while self._pending:
-            self._receive_next()
-        self._authenticate()
+        try:
+            self._authenticate()
+        except BaseException:
+            # half a SASL exchange leaves the connection unusable
+            self.close("re-authentication failed")
+            raise
+        self.reauthentications += 1
 
     def version(self, api_key: int) -> int:
         """The negotiated version of `api_key` on this broker."""

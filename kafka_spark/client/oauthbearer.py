@@ -22,13 +22,15 @@ _EXTENSION_VALUE = re.compile(r"[\x21-\x7E \t\r\n]+")
 UNSECURED_PREFIX = "unsecuredLogin"
 
 
-def check_extensions(extensions: Mapping[str, str]) -> dict[str, str]:
-    """`extensions` if every name and value is one the broker accepts; `ConfigError` naming the bad one."""
+def check_extensions(extensions: Mapping[str, str], option_prefix: str = "") -> dict[str, str]:
+    """`extensions` if every name and value is one the broker accepts; else a `ConfigError` naming the JAAS option
+    (`option_prefix` + name) that set the bad one."""
     for key, value in extensions.items():
+        option = f"sasl.jaas.config option {option_prefix}{key}" if option_prefix else f"SASL extension {key!r}"
         if not _EXTENSION_KEY.fullmatch(key) or key == "auth":
-            raise ConfigError(f"SASL extension name {key!r} is invalid (letters only, not 'auth')")
+            raise ConfigError(f"{option}: {key!r} is not a valid SASL extension name (letters only, not 'auth')")
         if not _EXTENSION_VALUE.fullmatch(value):
-            raise ConfigError(f"SASL extension {key!r} has an invalid value (printable ASCII only)")
+            raise ConfigError(f"{option}: the value is not a valid SASL extension value (printable ASCII only)")
     return dict(extensions)
 
 
@@ -79,11 +81,14 @@ def _b64url(data: bytes) -> str:
 
 
 def _list_claim(value: str) -> list[str]:
-    # the first character is the delimiter: "|a|b" -> ["a", "b"]
-    if len(value) <= 1:
+    # The first character is the delimiter: "|a|b" -> ["a", "b"]. Split as Java's String.split does, which
+    # drops trailing empty items but keeps inner ones (and gives [""] for nothing after the delimiter).
+    if not value:
         return []
     items = value[1:].split(value[0])
-    return [item for item in items if item] + ([""] if "" in items else [])
+    while len(items) > 1 and items[-1] == "":
+        items.pop()
+    return items
 
 
 def unsecured_options(options: Mapping[str, str]) -> dict[str, str]:
@@ -128,7 +133,7 @@ def unsecured_token(options: Mapping[str, str], now: float | None = None) -> tup
                           "(its principal)")
     header = _b64url(json.dumps({"alg": "none"}, separators=(",", ":")).encode())
     payload = _b64url(json.dumps(claims, separators=(",", ":")).encode())
-    return f"{header}.{payload}.", now + lifetime, check_extensions(extensions)
+    return f"{header}.{payload}.", now + lifetime, check_extensions(extensions, f"{UNSECURED_PREFIX}Extension_")
 
 
 def jwt_claims(token: str) -> dict[str, object]:

@@ -121,7 +121,7 @@ def _check_oauthbearer(config: ClientConfig, options: dict[str, str], handler: s
             if not client_id or not secret:
                 raise ConfigError("OIDC client credentials need sasl.oauthbearer.client.credentials.client.id and "
                                   ".client.secret (or clientId and clientSecret in sasl.jaas.config)")
-        check_extensions(_extensions(options, "extension_"))
+        check_extensions(_extensions(options, "extension_"), "extension_")
     elif handler in MSK_OAUTH_HANDLERS or handler == GOOGLE_HANDLER:
         pass
     elif ":" in handler:
@@ -176,6 +176,15 @@ def _oidc_token(config: ClientConfig, options: dict[str, str]) -> Token:
     return _validated(value, config, _extensions(options, "extension_"), f"the token from {_safe_url(url)}")
 
 
+def _login_name(handler: str | None) -> str:
+    # short names for messages: the handler's class, not its package
+    if handler is None or handler == KAFKA_UNSECURED_HANDLER:
+        return "unsecured token"
+    if handler in KAFKA_OIDC_HANDLERS:
+        return "OIDC"
+    return handler.rsplit(".", 1)[-1]
+
+
 def _safe_url(url: str) -> str:
     parts = urllib.parse.urlsplit(url)
     return f"{parts.scheme}://{parts.hostname or ''}{':' + str(parts.port) if parts.port else ''}{parts.path}"
@@ -194,7 +203,7 @@ def _validated(value: str, config: ClientConfig, extensions: dict[str, str], wha
     if not isinstance(sub, str) or not sub.strip():
         raise TokenEndpointError(f"{what} has no {sub_name} claim (sasl.oauthbearer.sub.claim.name)")
     issued = float(iat) if isinstance(iat, (int, float)) and not isinstance(iat, bool) else time.time()
-    return Token(value, float(exp), issued, check_extensions(extensions), sub)
+    return Token(value, float(exp), issued, check_extensions(extensions, "extension_"), sub)
 
 
 def token_source(config: ClientConfig, host: str) -> RefreshingToken:
@@ -218,7 +227,7 @@ def token_source(config: ClientConfig, host: str) -> RefreshingToken:
     key = {k: v for k, v in config.properties(redact=False).items() if k.startswith("sasl.") or k.startswith("ssl.")}
     if handler in MSK_OAUTH_HANDLERS:
         key["region-host"] = cloud_tokens.region_of_host(host) or ""
-    return shared(key, lambda: RefreshingToken(fetch, _rules(config), f"OAUTHBEARER login ({handler or 'unsecured'})"))
+    return shared(key, lambda: RefreshingToken(fetch, _rules(config), f"OAUTHBEARER login ({_login_name(handler)})"))
 
 
 class _OneMessage:

@@ -2,8 +2,8 @@
 
 `fetch_token` posts ``grant_type=client_credentials`` with the client id and secret in HTTP Basic (URL-encoded
 first with `sasl.oauthbearer.header.urlencode`, as RFC 6749 §2.3.1 asks and Java's client does on request),
-retries transport failures and 5xx answers with backoff
-within the configured bounds, and returns the access token. A ``file:`` URL names a file that holds the
+retries transport failures and the answers Java's client retries (all but 400-407, 409-415, 501 and 505) with
+backoff within the configured bounds, and returns the access token. A ``file:`` URL names a file that holds the
 token (Kafka's client reads it the same way). Secrets never reach an error message.
 """
 
@@ -60,16 +60,20 @@ def fetch_token(request: TokenRequest, context: ssl.SSLContext | None = None) ->
         pair = f"{quote(request.client_id)}:{quote(request.secret)}"
         headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
     body = urllib.parse.urlencode(form).encode()
-    deadline = time.monotonic() + request.backoff_max_s + request.connect_timeout_s + request.read_timeout_s
+    # As Java's retry: new attempts start only while sasl.login.retry.backoff.max.ms has not passed since the
+    # first; each attempt itself is bounded by the connect/read timeouts.
+    deadline = time.monotonic() + request.backoff_max_s
     delay = request.backoff_s
-    where = f"token endpoint {url.scheme}://{url.netloc}{url.path}"
+    where = f"token endpoint {url.scheme}://{url.hostname or ''}{':' + str(url.port) if url.port else ''}{url.path}"
+    attempts = 0
     while True:
+        attempts += 1
         try:
             return _post(request, body, headers, context, where)
         except _Retriable as exc:
             if time.monotonic() + delay > deadline:
                 bound = int(request.backoff_max_s * 1000)
-                raise TokenEndpointError(f"{where}: {exc} (gave up after retrying for "
+                raise TokenEndpointError(f"{where}: {exc} (gave up after {attempts} attempts, "
                                          f"sasl.login.retry.backoff.max.ms={bound})") from None
         time.sleep(delay)
         delay = min(delay * 2, request.backoff_max_s)
@@ -77,6 +81,10 @@ def fetch_token(request: TokenRequest, context: ssl.SSLContext | None = None) ->
 
 class _Retriable(Exception):
     pass
+
+
+# The answers Java's client does not retry (HttpAccessTokenRetriever); every other failure is retried with backoff.
+_FINAL_STATUSES = frozenset({*range(400, 408), *range(409, 416), 501, 505})
 
 
 def _post(request: TokenRequest, body: bytes, headers: Mapping[str, str], context: ssl.SSLContext | None,
@@ -89,7 +97,7 @@ def _post(request: TokenRequest, body: bytes, headers: Mapping[str, str], contex
             raw = answer.read(1 << 20)
     except urllib.error.HTTPError as exc:
         detail = _error_detail(exc)
-        if (exc.code >= 500 and exc.code not in (501, 505)) or exc.code in (408, 429):
+        if exc.code not in _FINAL_STATUSES:
             raise _Retriable(f"HTTP {exc.code}{detail}") from None
         raise TokenEndpointError(f"{where} refused the request: HTTP {exc.code}{detail}") from None
     except ssl.SSLError as exc:

@@ -52,11 +52,15 @@ def refresh_time(token: Token, rules: RefreshRules, now: float, draw: float) -> 
     share = rules.window_factor + rules.window_jitter * draw
     if now + rules.min_period_s + rules.buffer_s > token.expires_at:
         # a short-lived token: the buffers cannot both hold, refresh within its window
-        return now + (token.expires_at - now) * share
-    proposed = token.issued_at + (token.expires_at - token.issued_at) * share
-    if proposed > token.expires_at - rules.buffer_s:
-        return token.expires_at - rules.buffer_s
-    return max(proposed, now + rules.min_period_s)
+        when = now + (token.expires_at - now) * share
+    else:
+        proposed = token.issued_at + (token.expires_at - token.issued_at) * share
+        if proposed > token.expires_at - rules.buffer_s:
+            when = token.expires_at - rules.buffer_s
+        else:
+            when = max(proposed, now + rules.min_period_s)
+    # Java's last guard: a time already past (a clock that moved) becomes a retry soon
+    return when if when >= now else now + _RETRY_SECONDS
 
 
 class RefreshingToken:
@@ -79,14 +83,16 @@ class RefreshingToken:
                 return self._token
             try:
                 token = self._fetch()
-            except AuthenticationError:
+            except AuthenticationError as exc:
                 if self._token is not None and not self._token.expired(now):
                     self._refresh_at = now + _RETRY_SECONDS  # keep the valid one, try again soon
                     return self._token
-                raise
+                # the same type, saying which login failed (one line, no secret: the sources never echo one)
+                raise type(exc)(f"{self._what}: {exc}") from None
             self.fetches += 1
             if token.expired(now):
-                raise AuthenticationError(f"{self._what}: the new token has already expired")
+                raise AuthenticationError(f"{self._what}: the new token has already expired (exp "
+                                          f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(token.expires_at))})")
             self._token = token
             self._refresh_at = refresh_time(token, self._rules, now, random.random())
             return token
