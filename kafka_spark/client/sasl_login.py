@@ -25,6 +25,8 @@ import urllib.parse
 from typing import TYPE_CHECKING, Protocol
 
 from kafka_spark.client import cloud_tokens
+from kafka_spark.client.jwt_assertion import GRANT_TYPE as JWT_BEARER_GRANT
+from kafka_spark.client.jwt_assertion import AssertionSettings, make_assertion
 from kafka_spark.client.oauthbearer import OAuthBearerMechanism, check_extensions, jwt_claims, unsecured_token
 from kafka_spark.client.sasl import make_mechanism
 from kafka_spark.client.token_endpoint import TokenEndpointError, TokenRequest, fetch_token
@@ -106,9 +108,6 @@ def _check_oauthbearer(config: ClientConfig, options: dict[str, str], handler: s
     elif handler in KAFKA_OIDC_HANDLERS:
         retriever = _retriever(config)
         url = config.sasl_oauthbearer_token_endpoint_url
-        if retriever == "JwtBearerJwtRetriever":
-            raise ConfigError("sasl.oauthbearer.jwt.retriever.class=JwtBearerJwtRetriever (the jwt-bearer grant) "
-                              "is not supported yet; use client credentials or a token file")
         if not url:
             raise ConfigError(f"sasl.login.callback.handler.class={handler} needs sasl.oauthbearer.token.endpoint.url")
         scheme = urllib.parse.urlsplit(url).scheme
@@ -116,7 +115,12 @@ def _check_oauthbearer(config: ClientConfig, options: dict[str, str], handler: s
             raise ConfigError(f"sasl.oauthbearer.token.endpoint.url must be http(s):// or file:, got {scheme!r}")
         if retriever == "FileJwtRetriever" and scheme != "file":
             raise ConfigError("sasl.oauthbearer.jwt.retriever.class=FileJwtRetriever needs a file: token URL")
-        if scheme != "file":
+        if retriever == "JwtBearerJwtRetriever":
+            if scheme == "file":
+                raise ConfigError("sasl.oauthbearer.jwt.retriever.class=JwtBearerJwtRetriever needs an http(s) "
+                                  "sasl.oauthbearer.token.endpoint.url")
+            assertion_settings(config).check()
+        elif scheme != "file":
             client_id, secret, _ = _client_credentials(config, options)
             if not client_id or not secret:
                 raise ConfigError("OIDC client credentials need sasl.oauthbearer.client.credentials.client.id and "
@@ -160,13 +164,30 @@ def _rules(config: ClientConfig) -> RefreshRules:
                         float(config.sasl_login_refresh_buffer_seconds))
 
 
+def assertion_settings(config: ClientConfig) -> AssertionSettings:
+    """Kafka 4.1's `sasl.oauthbearer.assertion.*` settings of the jwt-bearer grant."""
+    return AssertionSettings(
+        config.sasl_oauthbearer_assertion_file, config.sasl_oauthbearer_assertion_algorithm,
+        config.sasl_oauthbearer_assertion_claim_aud, config.sasl_oauthbearer_assertion_claim_iss,
+        config.sasl_oauthbearer_assertion_claim_sub, config.sasl_oauthbearer_assertion_claim_exp_seconds,
+        config.sasl_oauthbearer_assertion_claim_nbf_seconds, config.sasl_oauthbearer_assertion_claim_jti_include,
+        config.sasl_oauthbearer_assertion_private_key_file, config.sasl_oauthbearer_assertion_private_key_passphrase,
+        config.sasl_oauthbearer_assertion_template_file)
+
+
 def _oidc_token(config: ClientConfig, options: dict[str, str]) -> Token:
     url = config.sasl_oauthbearer_token_endpoint_url or ""
     client_id, secret, scope = _client_credentials(config, options)
+    extra_form: dict[str, str] = {}
+    if _retriever(config) == "JwtBearerJwtRetriever":
+        # RFC 7523: the signed assertion authenticates the grant; Kafka 4.1 sends no client credentials with it,
+        # and neither do we unless they are configured (authorization servers that require client
+        # authentication for this grant, as many do, then get it)
+        extra_form = {"grant_type": JWT_BEARER_GRANT, "assertion": make_assertion(assertion_settings(config))}
     request = TokenRequest(url, client_id, secret, scope, config.sasl_login_connect_timeout_ms / 1000,
                            config.sasl_login_read_timeout_ms / 1000, config.sasl_login_retry_backoff_ms / 1000,
                            config.sasl_login_retry_backoff_max_ms / 1000,
-                           config.sasl_oauthbearer_header_urlencode)
+                           config.sasl_oauthbearer_header_urlencode, extra_form)
     context = None
     if url.startswith("https:"):
         from kafka_spark.client.tls import ssl_context

@@ -64,10 +64,10 @@ def test_token_endpoint_url_of_another_scheme():
     refused(oidc(**{"sasl.oauthbearer.token.endpoint.url": "ftp://idp/token"}), "sasl.oauthbearer.token.endpoint.url")
 
 
-def test_jwt_bearer_retriever_is_refused():
+def test_jwt_bearer_retriever_needs_an_assertion_or_a_key():
     refused(oidc(**{"sasl.oauthbearer.jwt.retriever.class":
                     "org.apache.kafka.common.security.oauthbearer.JwtBearerJwtRetriever"}),
-            "sasl.oauthbearer.jwt.retriever.class")
+            "sasl.oauthbearer.assertion.file or sasl.oauthbearer.assertion.private.key.file")
 
 
 def test_unknown_retriever_is_refused():
