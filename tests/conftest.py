@@ -113,6 +113,33 @@ def kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     node.stop()
 
 
+# Token lifetime of the test OAuth server's tokens: short, so refresh and re-authentication happen within a test.
+OAUTH_TOKEN_SECONDS = 10
+# Session length of the OAUTHBEARER listeners that ask for re-authentication (connections.max.reauth.ms).
+OAUTH_REAUTH_MS = 4000
+
+
+@pytest.fixture(scope="session")
+def oauth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """An OAuth 2 / OIDC server (mock-oauth2-server) whose `kafka` issuer signs client-credentials JWTs."""
+    from kafka_spark.local.oauth_server import start_oauth_server
+
+    server = start_oauth_server(tmp_path_factory.mktemp("oauth"), token_expiry_s=OAUTH_TOKEN_SECONDS)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def oauth_kafka(oauth_server, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """Kafka 4.x with OAUTHBEARER listeners: unsecured tokens, unsecured with short sessions, and JWTs checked
+    against `oauth_server`'s JWKS (short sessions too); see kafka_spark/local/oauth_kafka.py."""
+    from kafka_spark.local.oauth_kafka import start_oauth_kafka
+
+    node = start_oauth_kafka(tmp_path_factory.mktemp("oauth-kafka"), oauth_server, reauth_ms=OAUTH_REAUTH_MS)
+    yield node
+    node.stop()
+
+
 @pytest.fixture(scope="session")
 def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """Three-node Kafka 4.x KRaft cluster."""

@@ -37,6 +37,10 @@ SERVER_GROUPS = {
     "kafka39_legacy": "zookeeper",
     "standalone": "standalone",
     "log_broker": "log-broker",
+    "kdc": "kerberos",
+    "kerberos_kafka": "kerberos",
+    "oauth_server": "oauth",
+    "oauth_kafka": "oauth",
 }
 # Not grouped: `kafka` and `spark` (nearly every test), and `s3` (a Python server up in a second: one per worker
 # is cheaper than one long chain of its tests).

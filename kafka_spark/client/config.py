@@ -20,15 +20,18 @@ from kafka_spark.zookeeper.settings import ZooKeeperSettings
 
 REDACTED = "[hidden]"
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+SASL_MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI", "AWS_MSK_IAM")
 ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
 COMPRESSION_TYPES = ("none", "gzip", "snappy", "lz4", "zstd")
 ACKS = ("all", "-1", "0", "1")
 
 SECRET_KEYS = frozenset({
     "sasl.password", "sasl.jaas.config", "ssl.keystore.password", "ssl.key.password",
-    "ssl.truststore.password", "ssl.keystore.key", *zk_settings.SECRET_KEYS,
+    "ssl.truststore.password", "ssl.keystore.key", "sasl.oauthbearer.client.credentials.client.secret",
+    "sasl.oauthbearer.assertion.private.key.passphrase", *zk_settings.SECRET_KEYS,
 })
+# JAAS options whose values are secrets (matched by part of the name, any case)
+_SECRET_OPTION_PARTS = ("password", "secret", "token", "passphrase", "accesskey")
 
 # Java client settings that do not apply to this client; accepted so property files can be shared.
 IGNORED_KEYS = frozenset({
@@ -37,11 +40,14 @@ IGNORED_KEYS = frozenset({
     "metric.reporters", "metrics.num.samples", "metrics.sample.window.ms", "metrics.recording.level",
     "check.crcs", "client.dns.lookup",
     "partitioner.class", "partition.assignment.strategy", "exclude.internal.topics",
-    "sasl.login.class", "sasl.client.callback.handler.class", "sasl.kerberos.service.name",
     "ssl.protocol", "ssl.enabled.protocols", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm",
     "ssl.secure.random.implementation", "ssl.provider", "ssl.engine.factory.class",
     "default.api.timeout.ms.ignored", "client.rack",
     "enable.metrics.push", "auto.include.jmx.reporter",
+    # token validation settings of brokers, which Java's client also accepts; a client does not validate
+    "sasl.oauthbearer.jwks.endpoint.url", "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+    "sasl.oauthbearer.clock.skew.seconds", "sasl.oauthbearer.expected.audience", "sasl.oauthbearer.expected.issuer",
 })
 
 
@@ -57,6 +63,19 @@ def _int(lo: int | None = None, hi: int | None = None) -> Callable[[str, Any], i
             raise ConfigError(f"{key} must be at least {lo}, got {number}")
         if hi is not None and number > hi:
             raise ConfigError(f"{key} must be at most {hi}, got {number}")
+        return number
+
+    return parse
+
+
+def _float(lo: float, hi: float) -> Callable[[str, Any], float]:
+    def parse(key: str, value: Any) -> float:
+        try:
+            number = float(str(value).strip())
+        except ValueError:
+            raise ConfigError(f"{key} must be a number, got {value!r}") from None
+        if not lo <= number <= hi:
+            raise ConfigError(f"{key} must be between {lo} and {hi}, got {number}")
         return number
 
     return parse
@@ -145,6 +164,52 @@ _PROPS: dict[str, _Prop] = {
     "sasl.jaas.config": _Prop(_optional_str, None, "sasl_jaas_config"),
     "sasl.username": _Prop(_optional_str, None, "sasl_username"),
     "sasl.password": _Prop(_optional_str, None, "sasl_password"),
+    # which login: Java class names select the same behaviour here (client/sasl_login.py)
+    "sasl.login.class": _Prop(_optional_str, None, "sasl_login_class"),
+    "sasl.login.callback.handler.class": _Prop(_optional_str, None, "sasl_login_callback_handler_class"),
+    "sasl.client.callback.handler.class": _Prop(_optional_str, None, "sasl_client_callback_handler_class"),
+    "sasl.kerberos.service.name": _Prop(_optional_str, None, "sasl_kerberos_service_name"),
+    "sasl.kerberos.kinit.cmd": _Prop(_str, "/usr/bin/kinit", "sasl_kerberos_kinit_cmd"),
+    "sasl.kerberos.ticket.renew.window.factor": _Prop(_float(0.5, 1.0), 0.8,
+                                                      "sasl_kerberos_ticket_renew_window_factor"),
+    "sasl.kerberos.ticket.renew.jitter": _Prop(_float(0.0, 0.25), 0.05, "sasl_kerberos_ticket_renew_jitter"),
+    "sasl.kerberos.min.time.before.relogin": _Prop(_int(0, None), 60000, "sasl_kerberos_min_time_before_relogin"),
+    # OAUTHBEARER (KIP-255, KIP-768, KIP-1139)
+    "sasl.oauthbearer.token.endpoint.url": _Prop(_optional_str, None, "sasl_oauthbearer_token_endpoint_url"),
+    "sasl.oauthbearer.scope.claim.name": _Prop(_str, "scope", "sasl_oauthbearer_scope_claim_name"),
+    "sasl.oauthbearer.sub.claim.name": _Prop(_str, "sub", "sasl_oauthbearer_sub_claim_name"),
+    "sasl.oauthbearer.jwt.retriever.class": _Prop(_optional_str, None, "sasl_oauthbearer_jwt_retriever_class"),
+    "sasl.oauthbearer.jwt.validator.class": _Prop(_optional_str, None, "sasl_oauthbearer_jwt_validator_class"),
+    "sasl.oauthbearer.client.credentials.client.id": _Prop(_optional_str, None, "sasl_oauthbearer_client_id"),
+    "sasl.oauthbearer.client.credentials.client.secret": _Prop(_optional_str, None,
+                                                               "sasl_oauthbearer_client_secret"),
+    "sasl.oauthbearer.scope": _Prop(_optional_str, None, "sasl_oauthbearer_scope"),
+    "sasl.oauthbearer.header.urlencode": _Prop(parse_bool, False, "sasl_oauthbearer_header_urlencode"),
+    "sasl.oauthbearer.assertion.algorithm": _Prop(_str, "RS256", "sasl_oauthbearer_assertion_algorithm"),
+    "sasl.oauthbearer.assertion.claim.aud": _Prop(_optional_str, None, "sasl_oauthbearer_assertion_claim_aud"),
+    "sasl.oauthbearer.assertion.claim.iss": _Prop(_optional_str, None, "sasl_oauthbearer_assertion_claim_iss"),
+    "sasl.oauthbearer.assertion.claim.sub": _Prop(_optional_str, None, "sasl_oauthbearer_assertion_claim_sub"),
+    "sasl.oauthbearer.assertion.claim.exp.seconds": _Prop(_int(0, 86400), 300,
+                                                          "sasl_oauthbearer_assertion_claim_exp_seconds"),
+    "sasl.oauthbearer.assertion.claim.nbf.seconds": _Prop(_int(0, 3600), 60,
+                                                          "sasl_oauthbearer_assertion_claim_nbf_seconds"),
+    "sasl.oauthbearer.assertion.claim.jti.include": _Prop(parse_bool, False,
+                                                          "sasl_oauthbearer_assertion_claim_jti_include"),
+    "sasl.oauthbearer.assertion.private.key.file": _Prop(_optional_str, None,
+                                                         "sasl_oauthbearer_assertion_private_key_file"),
+    "sasl.oauthbearer.assertion.private.key.passphrase": _Prop(_optional_str, None,
+                                                               "sasl_oauthbearer_assertion_private_key_passphrase"),
+    "sasl.oauthbearer.assertion.template.file": _Prop(_optional_str, None,
+                                                      "sasl_oauthbearer_assertion_template_file"),
+    "sasl.oauthbearer.assertion.file": _Prop(_optional_str, None, "sasl_oauthbearer_assertion_file"),
+    "sasl.login.connect.timeout.ms": _Prop(_int(1, _MAX_INT), 10000, "sasl_login_connect_timeout_ms"),
+    "sasl.login.read.timeout.ms": _Prop(_int(1, _MAX_INT), 10000, "sasl_login_read_timeout_ms"),
+    "sasl.login.retry.backoff.ms": _Prop(_int(0, _MAX_INT), 100, "sasl_login_retry_backoff_ms"),
+    "sasl.login.retry.backoff.max.ms": _Prop(_int(0, _MAX_INT), 10000, "sasl_login_retry_backoff_max_ms"),
+    "sasl.login.refresh.window.factor": _Prop(_float(0.5, 1.0), 0.8, "sasl_login_refresh_window_factor"),
+    "sasl.login.refresh.window.jitter": _Prop(_float(0.0, 0.25), 0.05, "sasl_login_refresh_window_jitter"),
+    "sasl.login.refresh.min.period.seconds": _Prop(_int(0, 900), 60, "sasl_login_refresh_min_period_seconds"),
+    "sasl.login.refresh.buffer.seconds": _Prop(_int(0, 3600), 300, "sasl_login_refresh_buffer_seconds"),
     "ssl.truststore.location": _Prop(_optional_str, None, "ssl_truststore_location"),
     "ssl.truststore.type": _Prop(_choice(("PEM",), upper=True), "PEM", "ssl_truststore_type"),
     "ssl.truststore.certificates": _Prop(_optional_str, None, "ssl_truststore_certificates"),
@@ -212,6 +277,11 @@ def _suggest(key: str) -> str:
 _JAAS_MODULES = {
     "org.apache.kafka.common.security.plain.PlainLoginModule": ("PLAIN",),
     "org.apache.kafka.common.security.scram.ScramLoginModule": ("SCRAM-SHA-256", "SCRAM-SHA-512"),
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule": ("OAUTHBEARER",),
+    # aws-msk-iam-auth's module (new and old package) for its own AWS_MSK_IAM mechanism
+    "software.amazon.msk.auth.iam.IAMLoginModule": ("AWS_MSK_IAM",),
+    "com.amazonaws.msk.auth.iam.IAMLoginModule": ("AWS_MSK_IAM",),
+    "com.sun.security.auth.module.Krb5LoginModule": ("GSSAPI",),
 }
 
 
@@ -245,6 +315,42 @@ class ClientConfig:
     sasl_jaas_config: str | None
     sasl_username: str | None
     sasl_password: str | None
+    sasl_login_class: str | None
+    sasl_login_callback_handler_class: str | None
+    sasl_client_callback_handler_class: str | None
+    sasl_kerberos_service_name: str | None
+    sasl_kerberos_kinit_cmd: str
+    sasl_kerberos_ticket_renew_window_factor: float
+    sasl_kerberos_ticket_renew_jitter: float
+    sasl_kerberos_min_time_before_relogin: int
+    sasl_oauthbearer_token_endpoint_url: str | None
+    sasl_oauthbearer_scope_claim_name: str
+    sasl_oauthbearer_sub_claim_name: str
+    sasl_oauthbearer_jwt_retriever_class: str | None
+    sasl_oauthbearer_jwt_validator_class: str | None
+    sasl_oauthbearer_client_id: str | None
+    sasl_oauthbearer_client_secret: str | None
+    sasl_oauthbearer_scope: str | None
+    sasl_oauthbearer_header_urlencode: bool
+    sasl_oauthbearer_assertion_algorithm: str
+    sasl_oauthbearer_assertion_claim_aud: str | None
+    sasl_oauthbearer_assertion_claim_iss: str | None
+    sasl_oauthbearer_assertion_claim_sub: str | None
+    sasl_oauthbearer_assertion_claim_exp_seconds: int
+    sasl_oauthbearer_assertion_claim_nbf_seconds: int
+    sasl_oauthbearer_assertion_claim_jti_include: bool
+    sasl_oauthbearer_assertion_private_key_file: str | None
+    sasl_oauthbearer_assertion_private_key_passphrase: str | None
+    sasl_oauthbearer_assertion_template_file: str | None
+    sasl_oauthbearer_assertion_file: str | None
+    sasl_login_connect_timeout_ms: int
+    sasl_login_read_timeout_ms: int
+    sasl_login_retry_backoff_ms: int
+    sasl_login_retry_backoff_max_ms: int
+    sasl_login_refresh_window_factor: float
+    sasl_login_refresh_window_jitter: float
+    sasl_login_refresh_min_period_seconds: int
+    sasl_login_refresh_buffer_seconds: int
     ssl_truststore_location: str | None
     ssl_truststore_certificates: str | None
     ssl_keystore_location: str | None
@@ -336,7 +442,9 @@ class ClientConfig:
         if self.retry_backoff_max_ms < self.retry_backoff_ms:
             object.__setattr__(self, "retry_backoff_max_ms", self.retry_backoff_ms)
         if self.uses_sasl:
-            self.sasl_credentials()  # fails early with a clear message
+            from kafka_spark.client.sasl_login import check_login
+
+            check_login(self)  # fails early with a clear message, without fetching a token
         if self.transactional_id is not None:
             if "enable.idempotence" in self._given and not self.enable_idempotence:
                 raise ConfigError("transactional.id needs enable.idempotence=true (a transactional producer is "
@@ -366,17 +474,25 @@ class ClientConfig:
         """True when isolation.level is read_committed."""
         return self.isolation_level == "read_committed"
 
+    def jaas_options(self) -> dict[str, str]:
+        """The options of `sasl.jaas.config` ({} when unset), after checking its login module serves
+        `sasl.mechanism`."""
+        if not self.sasl_jaas_config:
+            return {}
+        module, options = parse_jaas_config(self.sasl_jaas_config)
+        mechanisms = _JAAS_MODULES.get(module)
+        if mechanisms is None:
+            raise ConfigError(f"sasl.jaas.config: login module {module} is not supported; use one of "
+                              f"{', '.join(_JAAS_MODULES)}")
+        if self.sasl_mechanism not in mechanisms:
+            raise ConfigError(f"sasl.jaas.config uses {module.rsplit('.', 1)[-1]}, which does not serve "
+                              f"sasl.mechanism={self.sasl_mechanism}")
+        return options
+
     def sasl_credentials(self) -> tuple[str, str]:
-        """(username, password) from sasl.username/sasl.password or the JAAS config."""
+        """(username, password) for PLAIN and SCRAM, from sasl.username/sasl.password or the JAAS config."""
         if self.sasl_jaas_config:
-            module, options = parse_jaas_config(self.sasl_jaas_config)
-            mechanisms = _JAAS_MODULES.get(module)
-            if mechanisms is None:
-                raise ConfigError(f"sasl.jaas.config: login module {module} is not supported; use one of "
-                                  f"{', '.join(_JAAS_MODULES)}")
-            if self.sasl_mechanism not in mechanisms:
-                raise ConfigError(f"sasl.jaas.config uses {module.rsplit('.', 1)[-1]}, which does not serve "
-                                  f"sasl.mechanism={self.sasl_mechanism}")
+            options = self.jaas_options()
             if "username" not in options or "password" not in options:
                 raise ConfigError("sasl.jaas.config must set username and password")
             return options["username"], options["password"]
@@ -424,7 +540,8 @@ class ClientConfig:
         if self.sasl_jaas_config:
             try:
                 _, options = parse_jaas_config(self.sasl_jaas_config)
-                values += [v for k, v in options.items() if "password" in k.lower() and v]
+                values += [v for k, v in options.items()
+                           if v and any(part in k.lower() for part in _SECRET_OPTION_PARTS)]
             except ConfigError:
                 pass
         return values

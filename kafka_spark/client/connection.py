@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import random
 import socket
 import ssl
 import threading
@@ -20,7 +21,7 @@ from typing import Any
 
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.errors import ConnectionClosedError, RequestTimeoutError
-from kafka_spark.client.sasl import make_mechanism
+from kafka_spark.client.sasl_login import mechanism_for
 from kafka_spark.client.tls import certificate_error
 from kafka_spark.errors import (
     AuthenticationError,
@@ -47,6 +48,9 @@ log = logging.getLogger(__name__)
 _READ_AHEAD = 256 * 1024
 _MIN_MAX_FRAME = 100 * 1024 * 1024
 _UNSUPPORTED_VERSION = 35
+# How much earlier than the broker's session end we stop trusting the session (at most 1% of it): the broker's
+# clock started one network delay before ours. More would eat into Java's re-authentication window (85-100%).
+_SESSION_MARGIN_S = 0.05
 
 
 def broker_error(code: int, context: str, message: str | None = None) -> BrokerError:
@@ -97,6 +101,10 @@ class BrokerConnection:
         self._start = 0
         self._end = 0
         self._throttle_until = 0.0
+        # KIP-368: when to re-authenticate (85-95% of the session the broker granted), and when it ends
+        self._reauth_at: float | None = None
+        self._session_ends: float | None = None
+        self.reauthentications = 0  # KIP-368 re-authentications on this connection, for diagnostics and tests
         self._max_frame = max(_MIN_MAX_FRAME, 2 * config.fetch_max_bytes)
         # Frames up to this size get their whole buffer at once; a larger size is only a claim until
         # the bytes arrive, so those grow as they do (a lying length costs what was really sent).
@@ -218,8 +226,7 @@ class BrokerConnection:
         raise UnsupportedVersionError(f"broker {self._name()}: ApiVersions negotiation did not converge")
 
     def _authenticate(self) -> None:
-        username, password = self.config.sasl_credentials()
-        mechanism = make_mechanism(self.config.sasl_mechanism, username, password)
+        mechanism = mechanism_for(self.config, self.host)
         handshake_version = self.version(ApiKey.SASL_HANDSHAKE)
         response = self._call_now(ApiKey.SASL_HANDSHAKE, handshake_version, {"mechanism": mechanism.name})
         if response["error_code"]:
@@ -229,14 +236,19 @@ class BrokerConnection:
         token: bytes | None = mechanism.first()
         use_frames = handshake_version >= 1 and self.versions is not None and self.versions.supports(
             ApiKey.SASL_AUTHENTICATE)
+        lifetime_ms = 0
         while token is not None:
             if use_frames:
                 reply = self._call_now(ApiKey.SASL_AUTHENTICATE, self.version(ApiKey.SASL_AUTHENTICATE),
                                        {"auth_bytes": token})
                 if reply["error_code"]:
+                    # OAUTHBEARER's refusal repeats the JSON of its challenge; the mechanism keeps it readable
+                    detail = getattr(mechanism, "server_error", None)
+                    message = f"the broker refused the token ({detail})" if detail else reply.get("error_message")
                     raise broker_error(reply["error_code"], f"broker {self._name()}, {mechanism.name}",
-                                       reply.get("error_message")) from None
+                                       message or None) from None
                 challenge = bytes(reply["auth_bytes"])
+                lifetime_ms = int(reply.get("session_lifetime_ms") or 0)
             else:
                 # SaslHandshake v0: raw size-prefixed tokens; a refused login closes the socket
                 self._write(len(token).to_bytes(4, "big") + token)
@@ -246,7 +258,41 @@ class BrokerConnection:
                     raise AuthenticationError(f"{mechanism.name} authentication with broker {self._name()} "
                                               "failed (connection closed)") from None
             token = mechanism.respond(challenge)
+        self._schedule_reauthentication(lifetime_ms)
         log.debug("authenticated to %s with %s", self._name(), mechanism.name)
+
+    def _schedule_reauthentication(self, lifetime_ms: int) -> None:
+        if lifetime_ms <= 0:
+            self._reauth_at = self._session_ends = None
+            return
+        now = time.monotonic()
+        lifetime = lifetime_ms / 1000
+        # as Java's client: at a random 85-95% of the session, so a fleet does not re-authenticate at once
+        self._reauth_at = now + lifetime * random.uniform(0.85, 0.95)
+        # The broker's session started when it sent its answer, a little before we read it: a request this close
+        # to our end of it may reach the broker after its end, and be answered by a closed connection.
+        self._session_ends = now + lifetime - min(_SESSION_MARGIN_S, 0.01 * lifetime)
+
+    def _keep_session(self) -> None:
+        """Before a request: re-authenticate a session near its end (KIP-368), or reconnect after it ended
+        (the broker would close the connection on this request)."""
+        if self._reauth_at is None or time.monotonic() < self._reauth_at:
+            return
+        assert self._session_ends is not None
+        # answers to earlier requests come first: the broker served them within the session
+        while self._pending:
+            self._receive_next()
+        if time.monotonic() >= self._session_ends:
+            self.close("SASL session expired")
+            self.connect()
+            return
+        try:
+            self._authenticate()
+        except BaseException:
+            # half a SASL exchange leaves the connection unusable
+            self.close("re-authentication failed")
+            raise
+        self.reauthentications += 1
 
     def version(self, api_key: int) -> int:
         """The negotiated version of `api_key` on this broker."""
@@ -280,6 +326,8 @@ class BrokerConnection:
         with self._lock:
             if not self.connected:
                 self.connect()
+            elif self.config.uses_sasl:
+                self._keep_session()
             if version is None:
                 version = self.version(api_key)
             wait = self._throttle_until - time.monotonic()
@@ -302,26 +350,30 @@ class BrokerConnection:
             while not handle.done:
                 if not self._pending:
                     raise ConnectionClosedError(f"broker {self._name()}: no request in flight for this handle")
-                frame = self._read_frame()
-                head = self._pending.popleft()
-                try:
-                    corr, body = decode_response(head.api_key, head.version, frame)
-                except DecodeError as exc:
-                    self.close(f"undecodable response: {exc}")
-                    raise
-                if corr != head.correlation_id:
-                    self.close("correlation id mismatch")
-                    raise ConnectionClosedError(
-                        f"broker {self._name()} answered correlation id {corr}, expected {head.correlation_id}")
-                throttle = body.get("throttle_time_ms") or 0
-                if throttle > 0:
-                    self._throttle_until = max(self._throttle_until, time.monotonic() + throttle / 1000)
-                head.frame = frame
-                head.response = body
+                self._receive_next()
             if handle.error is not None:
                 raise handle.error
             assert handle.response is not None
             return handle.response
+
+    def _receive_next(self) -> None:
+        # the oldest request in flight gets its answer (Kafka answers in order on a connection)
+        frame = self._read_frame()
+        head = self._pending.popleft()
+        try:
+            corr, body = decode_response(head.api_key, head.version, frame)
+        except DecodeError as exc:
+            self.close(f"undecodable response: {exc}")
+            raise
+        if corr != head.correlation_id:
+            self.close("correlation id mismatch")
+            raise ConnectionClosedError(
+                f"broker {self._name()} answered correlation id {corr}, expected {head.correlation_id}")
+        throttle = body.get("throttle_time_ms") or 0
+        if throttle > 0:
+            self._throttle_until = max(self._throttle_until, time.monotonic() + throttle / 1000)
+        head.frame = frame
+        head.response = body
 
     def request(self, api_key: int, body: Mapping[str, Any], version: int | None = None) -> dict[str, Any]:
         """Send one request and wait for its response."""

@@ -23,6 +23,8 @@ ARTIFACT_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
     # Spark ships its own slf4j; a second copy on the class path only produces warnings.
     "spark": ("spark.xml", ("-DexcludeGroupIds=org.slf4j",)),
     "s3a": ("s3a.xml", ("-DexcludeGroupIds=org.slf4j",)),
+    # an OAuth 2 / OIDC server for the OAUTHBEARER tests (local/oauth_server.py)
+    "oauth": ("oauth.xml", ()),
 }
 
 # The sets on every local Spark session's class path; s3a costs nothing until an s3a:// path is used.

@@ -8,6 +8,7 @@ import shutil
 import ssl
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +31,11 @@ LISTENER_PROTOCOLS = {"MTLS": "SSL"}
 
 
 def security_protocol(listener: str) -> str:
-    """The security protocol of a listener name (PLAINTEXT, SASL_PLAINTEXT, SSL or SASL_SSL)."""
+    """The security protocol of a listener name (PLAINTEXT, SASL_PLAINTEXT, SSL or SASL_SSL); a name that
+    starts with a protocol and an underscore (SASL_PLAINTEXT_OAUTH) has that protocol."""
+    for protocol in ("SASL_PLAINTEXT", "SASL_SSL", "PLAINTEXT", "SSL"):
+        if listener.startswith(f"{protocol}_"):
+            return protocol
     return LISTENER_PROTOCOLS.get(listener, listener)
 
 
@@ -87,6 +92,10 @@ class KafkaNode(CreatesTopics):
     tls: TlsMaterial | None = None
     heap: str = "512m"
     extra: dict[str, object] = field(default_factory=dict)
+    # JVM system properties (`-Dname=value`): the OAuth URLs Kafka 4 may reach, the krb5.conf of a Kerberos listener
+    jvm_props: list[str] = field(default_factory=list)
+    # logger name -> level, beside the INFO root (e.g. DEBUG for the SASL authenticator, to see re-authentications)
+    log_levels: dict[str, str] = field(default_factory=dict)
     process: ServerProcess | None = None
     version: str = KAFKA4_VERSION
     startup_seconds: float = 0.0
@@ -172,11 +181,23 @@ class KafkaNode(CreatesTopics):
         """Start the JVM (formatting a fresh data dir first); returns without waiting for readiness."""
         if format_first:
             self.format()
-        log_conf = template("log4j2-server.properties", self.data_dir)
+        log_conf = self._log_config()
         argv = java_argv(classpath("kafka4"), "kafka.Kafka", [str(self.data_dir / "server.properties")],
-                         heap=self.heap, props=[f"-Dlog4j2.configurationFile={log_conf}"])
+                         heap=self.heap, props=[f"-Dlog4j2.configurationFile={log_conf}", *self.jvm_props])
         self.process = ServerProcess(f"kafka-{self.node_id}", argv, self.log_path).start()
         return self
+
+    def _log_config(self) -> Path:
+        log_conf = template("log4j2-server.properties", self.data_dir)
+        if not self.log_levels:
+            return log_conf
+        # this node's own copy: the shared template stays as it is for the other nodes
+        lines = [log_conf.read_text()]
+        for n, (logger, level) in enumerate(sorted(self.log_levels.items())):
+            lines.append(f"logger.extra{n}.name = {logger}\nlogger.extra{n}.level = {level}\n")
+        own = self.data_dir / "log4j2-node.properties"
+        own.write_text("".join(lines))
+        return own.resolve()
 
     def ready(self) -> bool:
         return answers("127.0.0.1", self.listeners["PLAINTEXT"])
@@ -220,18 +241,26 @@ class KafkaNode(CreatesTopics):
 
 
 def start_kafka(data_dir: Path | None = None, secure: bool = True, heap: str = "512m",
-                extra: dict[str, object] | None = None, timeout: float = 90.0) -> KafkaNode:
-    """Start a single-node Kafka 4.x; with `secure`, also SASL_PLAINTEXT, SSL, SASL_SSL and MTLS listeners."""
+                extra: dict[str, object] | None = None, timeout: float = 90.0,
+                listeners: Sequence[str] = (), jvm_props: Sequence[str] = (),
+                log_levels: dict[str, str] | None = None) -> KafkaNode:
+    """Start a single-node Kafka 4.x; with `secure`, also SASL_PLAINTEXT, SSL, SASL_SSL and MTLS listeners.
+
+    `listeners` adds listeners of other names (SASL_PLAINTEXT_KRB, SASL_PLAINTEXT_OIDC: configured by `extra`; a
+    TLS one gets the test CA's broker keystore); `jvm_props` are `-D` system properties of the broker's JVM;
+    `log_levels` sets loggers beside the INFO root.
+    """
     data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-kafka4-"))
     if data_dir.exists() and any(data_dir.iterdir()):
         shutil.rmtree(data_dir)
     data_dir.mkdir(parents=True, exist_ok=True)
-    names = list(SECURE_LISTENERS) if secure else ["PLAINTEXT"]
+    names = [*(SECURE_LISTENERS if secure else ["PLAINTEXT"]), *listeners]
     ports = free_ports(len(names) + 1)
     node = KafkaNode(
         data_dir=data_dir, listeners=dict(zip(names, ports, strict=False)), controller_port=ports[-1],
         cluster_id=random_cluster_id(), heap=heap, extra=dict(extra or {}),
-        tls=make_tls(data_dir / "tls") if secure else None,
+        tls=make_tls(data_dir / "tls") if secure or any(security_protocol(n).endswith("SSL") for n in names) else None,
+        jvm_props=list(jvm_props), log_levels=dict(log_levels or {}),
     )
     node.voters = f"1@127.0.0.1:{node.controller_port}"
     started = time.monotonic()

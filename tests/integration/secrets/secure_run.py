@@ -6,7 +6,8 @@ password. Spark's UI and event log are on.
     secure_run.py SETTINGS_JSON OUT_DIR
 
 SETTINGS_JSON holds `bootstrap`, `topic`, `options` (client properties, secrets included), `wrong` (the same
-with a wrong SASL password), `wrong_key` (a wrong key password) and `event_log`. Everything the run shows
+with a wrong SASL password, or another login that fails), `wrong_key` (a wrong key password; optional) and
+`event_log`. Everything the run shows
 goes to OUT_DIR: explain output and plan strings, each error's text, the UI's pages, the streaming progress,
 the job's stdout and stderr. The tables are OUT_DIR/stream and OUT_DIR/load.
 """
@@ -136,8 +137,9 @@ def main() -> None:
     errors = [
         failure(lambda: read(spark, settings, settings["wrong"]).collect()),
         failure(lambda: load(spark, LoadOptions(table=str(out / "wrong"), kafka=settings["wrong"], topics=[topic]))),
-        failure(lambda: read(spark, settings, settings["wrong_key"]).collect()),
     ]
+    if "wrong_key" in settings:  # only runs with a client key have one
+        errors.append(failure(lambda: read(spark, settings, settings["wrong_key"]).collect()))
     wrong_props = [f"-X{k}={v}" for k, v in settings["wrong"].items() if k != "bootstrap.servers"]
     code, stdout, stderr = job([*base, "--table", str(out / "job-wrong"), *wrong_props, "--json"])
     errors.append(f"exit {code}\n{stdout}\n{stderr}")

@@ -3,7 +3,8 @@ inline) and the JAAS config text are grepped for in everything a run shows or ke
 loggers at DEBUG in every Python process, the driver's and Spark's console output (Spark at INFO), the
 exceptions of runs with a wrong password and a wrong key password, explain() and plan strings, the Spark
 UI's SQL, environment, jobs, stages and streaming pages and its REST API, the Spark event log, the Delta
-tables' _delta_log and kept offsets, the stream's checkpoint and progress, and the job's --json output."""
+tables' _delta_log and kept offsets, the stream's checkpoint and progress, and the job's --json output. A second
+run logs in with OAUTHBEARER (OIDC client credentials) and is grepped for the client secret the same way."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from harness.oauth import CLIENT_SECRET, oidc
 
 from kafka_spark.client import Producer
 from kafka_spark.local.kafka import SASL_USERS
@@ -65,19 +68,10 @@ def texts(root: Path) -> dict[str, str]:
     return out
 
 
-def test_a_secure_run_shows_no_credential_anywhere(kafka, tmp_path: Path) -> None:
-    # no "secret" in names: Spark would redact every value holding one and hide what the grep should see
-    topic = f"secure-run-{int(time.time() * 1000)}"
-    kafka.create_topic(topic, partitions=2)
-    with Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 5}) as producer:
-        for i in range(300):
-            producer.send(topic, f'{{"n":{i}}}'.encode(), key=str(i % 5).encode())
-        producer.flush(60)
-    options = secure_options(kafka)
-    key_body = options["ssl.keystore.key"].splitlines()[1]  # a line of the encrypted key's base64
-    settings = {"topic": topic, "options": options, "wrong": secure_options(kafka, WRONG),
-                "wrong_key": secure_options(kafka, key_password=WRONG_KEY), "event_log": str(tmp_path / "events")}
+def _secure_run(tmp_path: Path, settings: dict) -> dict[str, str]:
+    """Run secure_run.py with `settings` in a fresh process; every text it showed or kept, by where."""
     (tmp_path / "events").mkdir()
+    settings = {**settings, "event_log": str(tmp_path / "events")}
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "sitecustomize.py").write_text(SITECUSTOMIZE)
     (tmp_path / "settings.json").write_text(json.dumps(settings))
@@ -96,10 +90,17 @@ def test_a_secure_run_shows_no_credential_anywhere(kafka, tmp_path: Path) -> Non
     shown = {"console stdout": proc.stdout, "console stderr": proc.stderr}
     for kind, root in (("out", out), ("event log", tmp_path / "events"), ("debug log", tmp_path / "logs")):
         shown |= {f"{kind}: {name}": text for name, text in texts(root).items()}
+    return shown
 
+
+def _place(shown: dict[str, str], prefix: str) -> str:
+    return "\n".join(text for name, text in shown.items() if name.startswith(prefix))
+
+
+def _assert_every_place_was_seen(shown: dict[str, str], topic: str) -> None:
     # each place was really looked at: it holds what a run with these options puts there
     def place(prefix: str) -> str:
-        return "\n".join(text for name, text in shown.items() if name.startswith(prefix))
+        return _place(shown, prefix)
 
     assert "pykafka" in place("out: explain.txt") and "pykafka" in place("out: plans.txt")
     assert "SparkListenerSQLExecutionStart" in place("event log") and "sasl" in place("event log").lower()
@@ -109,15 +110,54 @@ def test_a_secure_run_shows_no_credential_anywhere(kafka, tmp_path: Path) -> Non
     assert "commitInfo" in place("out: stream/_delta_log") and "txn" in place("out: load/_delta_log")
     assert "assign" in place("event log") and topic in place("out: ui/sql"), "the plans' options were not shown"
     assert '"status": "committed"' in place("out: job_stdout")
-    errors = place("out: errors.txt")
-    assert "SASL_AUTHENTICATION_FAILED" in errors or "Authentication failed" in errors
-    assert "ssl.key.password does not decrypt" in errors
     assert "numInputRows" in place("out: progress.json")
 
-    secrets = {"SASL password": PASSWORD, "wrong SASL password": WRONG,
-               "key password": kafka.tls.client_key_password, "wrong key password": WRONG_KEY,
-               "JAAS config": jaas(PASSWORD), "JAAS password assignment": 'password="', "private key": key_body}
+
+def _assert_hidden(shown: dict[str, str], secrets: dict[str, str]) -> None:
     leaks = [f"{what} in {name}" for name, text in shown.items() for what, secret in secrets.items()
              if secret in text]
     print(f"grepped {len(shown)} files/streams, {sum(map(len, shown.values())) / 2**20:.1f} MiB")
     assert not leaks, "\n".join(leaks)
+
+
+def _topic(node, prefix: str) -> str:
+    # no "secret" in names: Spark would redact every value holding one and hide what the grep should see
+    topic = f"{prefix}-{int(time.time() * 1000)}"
+    node.create_topic(topic, partitions=2)
+    with Producer({"bootstrap.servers": node.bootstrap, "linger.ms": 5}) as producer:
+        for i in range(300):
+            producer.send(topic, f'{{"n":{i}}}'.encode(), key=str(i % 5).encode())
+        producer.flush(60)
+    return topic
+
+
+def test_a_secure_run_shows_no_credential_anywhere(kafka, tmp_path: Path) -> None:
+    topic = _topic(kafka, "secure-run")
+    options = secure_options(kafka)
+    key_body = options["ssl.keystore.key"].splitlines()[1]  # a line of the encrypted key's base64
+    settings = {"topic": topic, "options": options, "wrong": secure_options(kafka, WRONG),
+                "wrong_key": secure_options(kafka, key_password=WRONG_KEY)}
+    shown = _secure_run(tmp_path, settings)
+    _assert_every_place_was_seen(shown, topic)
+    errors = _place(shown, "out: errors.txt")
+    assert "SASL_AUTHENTICATION_FAILED" in errors or "Authentication failed" in errors
+    assert "ssl.key.password does not decrypt" in errors
+    _assert_hidden(shown, {"SASL password": PASSWORD, "wrong SASL password": WRONG,
+                           "key password": kafka.tls.client_key_password, "wrong key password": WRONG_KEY,
+                           "JAAS config": jaas(PASSWORD), "JAAS password assignment": 'password="',
+                           "private key": key_body})
+
+
+def test_an_oidc_run_shows_no_client_secret_anywhere(oauth_kafka, oauth_server, tmp_path: Path) -> None:
+    topic = _topic(oauth_kafka, "oidc-run")
+    limits = {"request.timeout.ms": "5000", "default.api.timeout.ms": "10000"}
+    options = {**oidc(oauth_kafka, oauth_server), **limits}
+    # the same secret, and a token endpoint nothing answers on: the login fails after its retries
+    path = oauth_server.token_url.split("/", 3)[3]
+    wrong = {**options, "sasl.oauthbearer.token.endpoint.url": f"http://127.0.0.1:1/{path}",
+             "sasl.login.retry.backoff.max.ms": "500"}
+    shown = _secure_run(tmp_path, {"topic": topic, "options": options, "wrong": wrong})
+    _assert_every_place_was_seen(shown, topic)
+    assert "cannot reach it" in _place(shown, "out: errors.txt")
+    _assert_hidden(shown, {"OIDC client secret": CLIENT_SECRET, "JAAS config": options["sasl.jaas.config"],
+                           "JAAS secret assignment": 'clientSecret="'})
