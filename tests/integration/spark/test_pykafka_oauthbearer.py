@@ -153,3 +153,23 @@ def test_delta_load_whose_login_fails_commits_nothing(spark, oauth_kafka, oauth_
                                 sink_id="oauth"))
     assert _version(spark, table) == version
     assert spark.read.format("delta").load(table).count() == 100
+
+
+def test_exactly_once_stream_writes_through_an_oidc_login(spark, oauth_kafka, oauth_server, topic_name, tmp_path):
+    """`writeStream.format("pykafka")` with `exactlyOnce=true` on the OIDC listener: transactional writes
+    authenticate like any other; a read_committed reader sees every record once."""
+    source, sink = f"{topic_name}-in", f"{topic_name}-out"
+    oauth_kafka.create_topic(source)
+    oauth_kafka.create_topic(sink)
+    _produce(oauth_kafka, source, [f"e{i}" for i in range(40)])
+    login = spark_options(oidc(oauth_kafka, oauth_server))
+    reader = spark.readStream.format("pykafka").option("subscribe", source).option("startingOffsets", "earliest")
+    writer = (reader.options(**login).load().selectExpr("key", "value").writeStream.format("pykafka")
+              .options(**login).option("topic", sink).option("exactlyOnce", "true")
+              .option("checkpointLocation", str(tmp_path / "checkpoint")).trigger(availableNow=True))
+    writer.start().awaitTermination(120)
+    with KafkaClient({"bootstrap.servers": oauth_kafka.bootstrap, "isolation.level": "read_committed"}) as client:
+        [tp] = client.partitions(sink)
+        table = client.fetch(sink, 0, 0, client.latest_offsets([tp])[tp]).read_all()
+    assert table is not None
+    assert sorted(v.decode() for v in table.column("value").to_pylist()) == sorted(f"e{i}" for i in range(40))

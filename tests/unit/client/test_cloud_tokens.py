@@ -19,6 +19,7 @@ from kafka_spark.errors import AuthenticationError, ConfigError
 
 pytest.importorskip("aws_msk_iam_sasl_signer")
 from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
+from harness.json_http import JsonHandler, serve
 from kafka.net.sasl.msk import AwsMskIamClient
 
 ACCESS_KEY = "AKIDEXAMPLEKAFKASPARK"
@@ -186,10 +187,6 @@ def test_a_hook_is_chosen_by_the_login_callback_handler_option() -> None:
 def test_google_token_wraps_the_access_token_google_auth_gets(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     """google-auth signs a service-account assertion and trades it at the key's token URI (here a local
     endpoint that verifies the assertion with the public key); the token sent is Google's wrapped form."""
-    import http.server
-    import threading
-    import urllib.parse
-
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
     from google.auth import jwt
@@ -201,26 +198,16 @@ def test_google_token_wraps_the_access_token_google_auth_gets(monkeypatch: pytes
                                                serialization.PublicFormat.SubjectPublicKeyInfo).decode()
     seen: list[dict[str, object]] = []
 
-    class TokenEndpoint(http.server.BaseHTTPRequestHandler):
+    class TokenEndpoint(JsonHandler):
         def do_POST(self) -> None:
-            form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
+            form = self.form()
             # google-auth addresses its assertion to Google's token endpoint whatever URI it posts to
-            claims = jwt.decode(form["assertion"][0], certs=public_pem, audience="https://oauth2.googleapis.com/token")
-            seen.append({"grant_type": form["grant_type"][0], **claims})
-            body = json.dumps({"access_token": "ya29.a0-local-access-token", "expires_in": 3599,
-                               "token_type": "Bearer"}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            claims = jwt.decode(form["assertion"], certs=public_pem, audience="https://oauth2.googleapis.com/token")
+            seen.append({"grant_type": form["grant_type"], **claims})
+            self.answer({"access_token": "ya29.a0-local-access-token", "expires_in": 3599, "token_type": "Bearer"})
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), TokenEndpoint)
-    token_uri = f"http://127.0.0.1:{server.server_address[1]}/token"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server, base = serve(TokenEndpoint)
+    token_uri = f"{base}/token"
     email = "kafka-reader@demo-project.iam.gserviceaccount.com"
     key_file = tmp_path / "sa.json"
     key_file.write_text(json.dumps({
