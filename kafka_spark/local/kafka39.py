@@ -22,7 +22,7 @@ class Kafka39Broker(CreatesTopics):
     """One ZooKeeper-mode broker; `zk_root` is its chroot inside the shared ZooKeeper."""
 
     def __init__(self, zookeeper: ZooKeeperServer | ZooKeeperEnsemble, data_dir: Path | None = None, broker_id: int = 0,
-                 legacy: bool = False, zk_root: str = "", heap: str = "512m") -> None:
+                 legacy: bool = False, zk_root: str = "", heap: str = "512m", oauthbearer: bool = False) -> None:
         self.zookeeper = zookeeper
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-kafka39-"))
         self.broker_id = broker_id
@@ -30,6 +30,8 @@ class Kafka39Broker(CreatesTopics):
         self.zk_root = zk_root
         self.heap = heap
         self.port = free_port()
+        # a second listener, SASL_PLAINTEXT with Kafka's unsecured OAUTHBEARER tokens (the default validator)
+        self.sasl_port = free_port() if oauthbearer else None
         self.process: ServerProcess | None = None
         self.version = KAFKA39_VERSION
 
@@ -54,13 +56,26 @@ class Kafka39Broker(CreatesTopics):
     def tools(self) -> KafkaTools:
         return KafkaTools("kafka39", self.bootstrap)
 
+    def _listeners(self) -> dict[str, object]:
+        listeners = [f"PLAINTEXT://127.0.0.1:{self.port}"]
+        if self.sasl_port is None:
+            return {"listeners": listeners[0], "advertised.listeners": listeners[0]}
+        listeners.append(f"SASL_PLAINTEXT://127.0.0.1:{self.sasl_port}")
+        return {
+            "listeners": ",".join(listeners), "advertised.listeners": ",".join(listeners),
+            "inter.broker.listener.name": "PLAINTEXT",
+            "sasl.enabled.mechanisms": "OAUTHBEARER",
+            "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config":
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                'unsecuredLoginStringClaim_sub="broker";',
+        }
+
     def start(self, timeout: float = 90.0) -> Kafka39Broker:
         props = {
             "broker.id": self.broker_id,
             "zookeeper.connect": self.zookeeper_connect,
             "zookeeper.connection.timeout.ms": 18000,
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            **self._listeners(),
             "log.dirs": self.log_dir,
             "offsets.topic.replication.factor": 1,
             "offsets.topic.num.partitions": 1,
