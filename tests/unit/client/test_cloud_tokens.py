@@ -25,7 +25,8 @@ from kafka.net.sasl.msk import AwsMskIamClient
 ACCESS_KEY = "AKIDEXAMPLEKAFKASPARK"
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
 SESSION_TOKEN = "IQoJb3JpZ2luX2VjEXAMPLE/session+token=="
-# a fixed instant (the signed token must not have expired when it is checked)
+# The fixed instant of a test: taken when it starts (a signed token lives 15 minutes and must not have expired
+# when it is checked), then frozen for every signer.
 FIXED = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
 BROKER = "b-1.demo.abc123.c2.kafka.eu-west-1.amazonaws.com"
 
@@ -44,7 +45,10 @@ def aws(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
     import botocore.auth
 
-    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: FIXED.replace(tzinfo=None))
+    global FIXED
+    FIXED = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0)
+    frozen = FIXED.replace(tzinfo=None)
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: frozen)
 
 
 def kafka_python_client(host: str, region: str, token: str | None = None) -> AwsMskIamClient:
