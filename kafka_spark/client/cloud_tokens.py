@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import base64
 import importlib
 import json
 import os
@@ -22,6 +21,8 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kafka_spark.client.callables import import_callable
+from kafka_spark.client.oauthbearer import b64url
 from kafka_spark.client.tokens import Token
 from kafka_spark.errors import AuthenticationError, ConfigError
 
@@ -99,10 +100,6 @@ def msk_iam_payload(options: Mapping[str, str], host: str) -> bytes:
     return json.dumps(payload, separators=(",", ":")).encode()
 
 
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 def google_token(options: Mapping[str, str]) -> Token:
     """A token for Google Cloud Managed Service for Apache Kafka from application default credentials."""
     auth = _require("google.auth", "google")
@@ -118,9 +115,9 @@ def google_token(options: Mapping[str, str]) -> Token:
         raise ConfigError("Google credentials name no service account: set principal=\"...\" in sasl.jaas.config")
     expires = credentials.expiry.timestamp() if credentials.expiry else time.time() + 3600
     now = time.time()
-    header = _b64url(json.dumps({"typ": "JWT", "alg": "GOOG_OAUTH2_TOKEN"}).encode())
-    claims = _b64url(json.dumps({"exp": int(expires), "iat": int(now), "scope": "kafka", "sub": principal}).encode())
-    return Token(f"{header}.{claims}.{_b64url(credentials.token.encode())}", expires, now, principal=principal)
+    header = b64url(json.dumps({"typ": "JWT", "alg": "GOOG_OAUTH2_TOKEN"}).encode())
+    claims = b64url(json.dumps({"exp": int(expires), "iat": int(now), "scope": "kafka", "sub": principal}).encode())
+    return Token(f"{header}.{claims}.{b64url(credentials.token.encode())}", expires, now, principal=principal)
 
 
 def entra_id(options: Mapping[str, str]) -> tuple[str, float]:
@@ -147,16 +144,7 @@ def _first_line(exc: BaseException) -> str:
 
 def load_hook(spec: str) -> Callable[[dict[str, str]], Any]:
     """The function named by ``module:function``."""
-    module_name, _, function_name = spec.partition(":")
-    if not module_name or not function_name:
-        raise ConfigError(f"a token hook is written module:function, got {spec!r}")
-    try:
-        function = getattr(importlib.import_module(module_name), function_name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"token hook {spec}: {exc}") from None
-    if not callable(function):
-        raise ConfigError(f"token hook {spec} is not callable")
-    return function
+    return import_callable(spec, f"token hook {spec}", f"a token hook is written module:function, got {spec!r}")
 
 
 def hook_token(spec: str, options: Mapping[str, str]) -> Token:

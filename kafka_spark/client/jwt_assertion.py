@@ -8,7 +8,6 @@ ES256 with the PKCS#8 key in `sasl.oauthbearer.assertion.private.key.file` (`cry
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 import uuid
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kafka_spark.client.oauthbearer import b64url
 from kafka_spark.errors import AuthenticationError, ConfigError
 
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -47,10 +47,6 @@ class AssertionSettings:
         if not self.private_key_file:
             raise ConfigError("the jwt-bearer grant needs sasl.oauthbearer.assertion.file or "
                               "sasl.oauthbearer.assertion.private.key.file")
-
-
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 def _read(path: str, option: str) -> bytes:
@@ -121,5 +117,5 @@ def make_assertion(settings: AssertionSettings, now: float | None = None) -> str
     payload.update(iat=int(now), exp=int(now) + settings.exp_seconds, nbf=int(now) - settings.nbf_seconds)
     if settings.include_jti:
         payload["jti"] = str(uuid.uuid4())
-    signing_input = f"{_b64url(json.dumps(header).encode())}.{_b64url(json.dumps(payload).encode())}".encode()
-    return f"{signing_input.decode()}.{_b64url(_sign(settings, signing_input))}"
+    signing_input = f"{b64url(json.dumps(header).encode())}.{b64url(json.dumps(payload).encode())}".encode()
+    return f"{signing_input.decode()}.{b64url(_sign(settings, signing_input))}"

@@ -76,7 +76,8 @@ def _error_summary(challenge: bytes) -> str:
     return ", ".join(f"{k}={error[k]}" for k in ("status", "scope") if error.get(k)) or "the broker refused the token"
 
 
-def _b64url(data: bytes) -> str:
+def b64url(data: bytes) -> str:
+    """Unpadded base64url, as JWS parts are written."""
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
@@ -131,8 +132,8 @@ def unsecured_token(options: Mapping[str, str], now: float | None = None) -> tup
     if not claims.get(principal):
         raise ConfigError(f"sasl.jaas.config: the unsecured token needs {UNSECURED_PREFIX}StringClaim_{principal} "
                           "(its principal)")
-    header = _b64url(json.dumps({"alg": "none"}, separators=(",", ":")).encode())
-    payload = _b64url(json.dumps(claims, separators=(",", ":")).encode())
+    header = b64url(json.dumps({"alg": "none"}, separators=(",", ":")).encode())
+    payload = b64url(json.dumps(claims, separators=(",", ":")).encode())
     return f"{header}.{payload}.", now + lifetime, check_extensions(extensions, f"{UNSECURED_PREFIX}Extension_")
 
 

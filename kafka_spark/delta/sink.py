@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import os
@@ -13,6 +12,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_spark.client.callables import import_callable
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.catalog import create_catalog_table
@@ -35,7 +35,6 @@ from kafka_spark.delta.position import (
 from kafka_spark.delta.progress import Progress
 from kafka_spark.delta.publish import check_publish_options, publish_committed
 from kafka_spark.delta.table_state import TableState
-from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import offsets_to_json, ranges_to_json
 from kafka_spark.spark.options import PLANNED_RANGES
 from kafka_spark.spark.redaction import redact_secret_options
@@ -161,16 +160,8 @@ def resolve_transform(transform: str | Transform | None) -> str | Transform | No
 
 def resolve_callable(path: str) -> Transform:
     """The function named by `module:function`, or a ConfigError saying what is wrong."""
-    module, _, func = path.partition(":")
-    if not module or not func:
-        raise ConfigError(f"transform {path!r}: expected a SQL SELECT over the view `kafka` or 'module:function'")
-    try:
-        target = getattr(importlib.import_module(module), func)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigError(f"transform {path!r}: {exc}") from None
-    if not callable(target):
-        raise ConfigError(f"transform {path!r} is not callable")
-    return target
+    return import_callable(path, f"transform {path!r}",
+                           f"transform {path!r}: expected a SQL SELECT over the view `kafka` or 'module:function'")
 
 
 def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str,
