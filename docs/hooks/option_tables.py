@@ -58,6 +58,7 @@ def declared_sections() -> dict[str, dict[str, Any]]:
         "sink": {name: sink.get(name) for name in declared.sink_options()},
         "client": declared.client_properties(),
         "zookeeper": declared.zookeeper_properties(),
+        "registry": declared.registry_settings(),
         "load": _fields(LoadOptions),
         "stream": _fields(StreamOptions, below=LoadOptions),
     }
@@ -151,6 +152,19 @@ def client_table() -> str:
     return "\n".join(rows)
 
 
+def registry_table() -> str:
+    """The schema registry settings, secret ones marked; the last column is Confluent's Python client's name."""
+    secret = declared.secret_registry_settings()
+    docs, code = meanings()["registry"], declared_sections()["registry"]
+    rows = ["| setting | default | meaning | Confluent's Python client |", "|---|---|---|---|"]
+    for name, default in code.items():
+        entry = docs[name]
+        mark = " (secret)" if name in secret and "Secret" not in entry["meaning"] else ""
+        rows.append(f"| `{name}` | {_cell(_default_cell(default, entry))} | {_cell(entry['meaning'] + mark)} "
+                    f"| {_cell(_spark_cell(entry))} |")
+    return "\n".join(rows)
+
+
 def sink_producer_defaults() -> str:
     """The producer properties a `pykafka` write sets unless they are given."""
     return "\n".join(f"- `{name}`: `{value}`" for name, value in declared.sink_defaults().items()
@@ -170,6 +184,7 @@ GENERATED: dict[str, Callable[[], str]] = {
     "client-properties": client_table,
     "ignored-client-properties": ignored_list,
     "zookeeper-properties": lambda: table("zookeeper", prefix="kafka."),
+    "registry-settings": registry_table,
     "load-options": lambda: table("load"),
     "stream-options": lambda: table("stream"),
 }

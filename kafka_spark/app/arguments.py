@@ -10,6 +10,7 @@ from kafka_spark.app.config import SAMPLE_RECORDS
 from kafka_spark.app.flags import (
     add_connection_options,
     add_data_loss_option,
+    add_format_options,
     add_group_option,
     add_hidden,
     add_sink_id_option,
@@ -46,9 +47,17 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
     p.add_argument("--value-schema", metavar="DDL",
                    help="parse each value as JSON with this Spark DDL schema into the column `data`; a value that "
                         "does not parse fails the run, naming its offset (see --dead-letter)")
+    add_format_options(p, "a record that does not decode fails the run, naming its offset (see --dead-letter)")
+    p.add_argument("--schema-evolution-mode", metavar="none|restart",
+                   help="with a format: none (default) decodes every record with the subject's schema as the run "
+                        "starts; restart stops the run at the first record written with a newer version of the "
+                        "subject (nothing of that batch is committed), so the next run decodes with it")
+    p.add_argument("--merge-schema", metavar="true|false",
+                   help="let a write add the columns that a newer schema or the transform brings to the table "
+                        "(Delta's mergeSchema; default false)")
     p.add_argument("--dead-letter", metavar="PATH",
-                   help="with --value-schema: write records whose value does not parse to this Delta table, with "
-                        "their offsets and the error, and load the rest")
+                   help="with --value-schema or a format: write records whose value does not parse or decode to "
+                        "this Delta table, with their offsets and the error, and load the rest")
     p.add_argument("--seed-records", metavar="N",
                    help=f"sample records to seed an empty local topic with (default {SAMPLE_RECORDS}; no broker only)")
 

@@ -14,6 +14,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kafka_spark.app.flags import command_config, overrides
+from kafka_spark.app.payloads import (
+    FORMAT_KEYS,
+    REGISTRY_TABLE,
+    check_payloads,
+    decoded,
+    registry_config,
+    registry_table,
+)
 from kafka_spark.app.values import (
     Parser,
     parse_bool,
@@ -58,7 +66,16 @@ class AppConfig:
     value_schema: str | None = None
     dead_letter: str | None = None
     seed_records: int = SAMPLE_RECORDS
+    merge_schema: bool = False
+    value_format: str | None = None
+    key_format: str | None = None
+    # The registry's URL may carry user:password@, and its settings secrets: neither is in repr.
+    schema_registry: str | None = field(default=None, repr=False)
+    value_subject: str | None = None
+    key_subject: str | None = None
+    schema_evolution_mode: str | None = None
     kafka: dict[str, str] = field(default_factory=dict)
+    registry: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def embedded(self) -> bool:
@@ -86,6 +103,8 @@ COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     "value-schema": ("value_schema", parse_text),
     "dead-letter": ("dead_letter", parse_text),
     "seed-records": ("seed_records", parse_count),
+    "merge-schema": ("merge_schema", parse_bool),
+    **FORMAT_KEYS,
 }
 
 # Key -> (attribute of the parsed flags, the flag users see). The flags' names follow the command-line
@@ -118,9 +137,14 @@ def read_config_file(name: str, config: AppConfig, keys: Mapping[str, tuple[str,
                 raise ConfigError(f"{path}: [kafka] must be a table of client properties")
             config.kafka = {str(k): parse_property(v, f"{path}: kafka.{k}") for k, v in value.items()}
             continue
+        if norm == REGISTRY_TABLE and isinstance(value, dict):
+            # `schema-registry` is the registry's URL, or a table of all its settings.
+            config.registry = registry_table(value, str(path))
+            continue
         if norm not in keys:
             close = difflib.get_close_matches(norm, [*keys, "kafka"], n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(keys)}, [kafka]"
+            hint = (f"; did you mean {close[0]!r}?" if close
+                    else f"; known keys: {', '.join(keys)}, [kafka], [{REGISTRY_TABLE}]")
             raise ConfigError(f"{path}: unknown key {key!r}{hint}")
         attr, parse = keys[norm]
         setattr(config, attr, parse(value, f"{path}: {key}"))
@@ -181,6 +205,7 @@ def merge_settings(args: argparse.Namespace, config: Config, keys: Mapping[str, 
         config.starting_offsets = parse_start_flag(args.offset, "--offset")
     config.kafka.update(command_config(getattr(args, "command_config", None)))
     config.kafka.update(overrides(getattr(args, "overrides", None) or []))
+    config.registry.update(registry_config(getattr(args, "schema_registry_config", None)))
     return config
 
 
@@ -208,7 +233,8 @@ def validate(config: AppConfig) -> None:
         except re.error as exc:
             raise ConfigError(f"pattern {config.pattern!r} is not a regular expression: {exc}") from None
     check_sink_id(config.sink_id)
-    require_schema(config.dead_letter, config.value_schema)
+    require_schema(config.dead_letter, config.value_schema, decoded(config))
+    check_payloads(config)
     # The client settings are checked now; the embedded broker's address is not known yet, so stand one in.
     props = client_properties(config)
     if "bootstrap.servers" not in props and "zookeeper.connect" not in props:

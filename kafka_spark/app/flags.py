@@ -84,6 +84,24 @@ def add_data_loss_option(p: argparse.ArgumentParser, dest: str = "fail_on_data_l
     add_hidden(p, "--skip-lost", dest=dest, action="store_const", const="false")
 
 
+def add_format_options(p: argparse.ArgumentParser, bad_record: str) -> None:
+    """How keys and values decode: --value-format, --key-format, the schema registry and the subjects.
+    `bad_record` says what a record that does not decode does."""
+    for side in ("value", "key"):
+        p.add_argument(f"--{side}-format", metavar="FORMAT",
+                       help=f"decode each {side} in Confluent's wire format with its schema from the registry: avro, "
+                            f"protobuf or json-schema (default binary: the bytes as they are); {bad_record}")
+    p.add_argument("--schema-registry", metavar="URL[,...]",
+                   help="the schema registry's URL (comma-separated for several; schema.registry.url)")
+    p.add_argument("--schema-registry-config", metavar="FILE",
+                   help="a Java .properties file of schema registry settings (basic.auth.user.info, "
+                        "bearer.auth.token, ssl.ca.location, ...; the schema.registry. prefix optional): keep "
+                        "secrets there rather than on the command line")
+    for side in ("value", "key"):
+        p.add_argument(f"--{side}-subject", metavar="SUBJECT",
+                       help=f"the subject whose latest schema the {side}s decode with (default: <topic>-{side})")
+
+
 def topics_of(args: argparse.Namespace) -> list[str]:
     """The --topic values, comma lists split, in order, without repeats."""
     names = [part.strip() for item in (args.topic or []) for part in item.split(",")]

@@ -12,6 +12,7 @@ from kafka_spark.app.config import SAMPLE_TABLE, merge_settings, table_location,
 from kafka_spark.app.demo import SAMPLE_TOPIC, STOP_HINT
 from kafka_spark.app.exits import run_program
 from kafka_spark.app.output import Notes, print_embedded, print_offsets
+from kafka_spark.app.payloads import decoded
 from kafka_spark.app.settings import LOAD_KEYS, LoadConfig
 from kafka_spark.app.source import Source, resolve_source, sink_settings
 from kafka_spark.app.stops import StopRequest
@@ -50,7 +51,8 @@ def print_summary(prog: str, config: LoadConfig, source: Source, table: str, res
               f"(Delta version {result.table_version})")
         print(f"  rows       {result.rows:,} in {result.seconds:.1f}s ({result.records_per_second:,.0f} records/s)")
         if result.dead_letters:
-            print(f"  dead       {result.dead_letters:,} records whose value does not parse, to {config.dead_letter}")
+            bad = "that do not decode" if decoded(config) else "whose value does not parse"
+            print(f"  dead       {result.dead_letters:,} records {bad}, to {config.dead_letter}")
     print_offsets(prog, "next offset to load, per topic partition" + (" (from -> to)" if result.rows else ""),
                   result.start, result.offsets)
     if result.lost:

@@ -8,6 +8,7 @@ from typing import Any
 
 from kafka_spark.app.config import AppConfig, client_properties, table_location
 from kafka_spark.app.demo import SAMPLE_TOPIC, SAMPLE_TRANSFORM, Note, seed_sample, start_local_broker
+from kafka_spark.app.payloads import decoding_settings
 from kafka_spark.delta.sink import Transform, resolve_transform
 
 
@@ -32,7 +33,8 @@ def sink_settings(config: AppConfig, source: Source, table: str) -> dict[str, An
             "transform": source.transform, "include_headers": config.include_headers,
             "publish_group": config.publish_group, "start_zookeeper_group": config.start_zookeeper_group,
             "publish_zookeeper_group": config.publish_zookeeper_group, "value_schema": config.value_schema,
-            "dead_letter": table_location(config.dead_letter) if config.dead_letter else None}
+            "dead_letter": table_location(config.dead_letter) if config.dead_letter else None,
+            "merge_schema": config.merge_schema, **decoding_settings(config)}
 
 
 def resolve_source(config: AppConfig, table: str, note: Note, prestart: Callable[[], None],

@@ -1,15 +1,23 @@
-"""`kafka-spark consume`: read an offset range of a topic and print it, or write JSON lines."""
+"""`kafka-spark consume`: read an offset range of a topic and print it, or write JSON lines.
+
+With --value-format / --key-format, keys and values in Confluent's wire format decode with their subject's
+schema from the registry (as a `pykafka` read decodes them) and print as JSON (decoded_json.py says how
+each type reads). A record that does not decode prints an error line naming its offset and the reason,
+then ends the command with status 1, or with --skip-message-on-error is skipped and counted.
+"""
 
 from __future__ import annotations
 
 import argparse
 import base64
 import json
+import sys
 from datetime import datetime, timezone
 from typing import Any
 
 from kafka_spark.app.flags import (
     add_data_loss_option,
+    add_format_options,
     add_hidden,
     add_isolation_option,
     add_one_topic_option,
@@ -17,9 +25,12 @@ from kafka_spark.app.flags import (
     partitions_of,
 )
 from kafka_spark.app.values import parse_bool, parse_time
+from kafka_spark.cli.consume_decoding import Decoding, decoding_from_args
 from kafka_spark.cli.metadata_cmd import add_client_args, client_from_args
 from kafka_spark.client import KafkaClient, TopicPartition
 from kafka_spark.errors import ConfigError
+
+EXIT_BAD_RECORD = 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -39,6 +50,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_isolation_option(p)
     add_data_loss_option(p)
     p.add_argument("--base64", action="store_true", help="JSON: keys and values as base64 instead of UTF-8 text")
+    add_format_options(p, "printed as JSON: structs and maps as objects, decimals as exact numbers, dates, times "
+                          "and timestamps as ISO-8601 text (timestamps in UTC, with Z), bytes as base64")
+    p.add_argument("--skip-message-on-error", action="store_true",
+                   help="with a format: print an error line for a record that does not decode and go on (default: "
+                        "stop there, exit status 1)")
     p.set_defaults(run=run)
 
 
@@ -68,6 +84,7 @@ def _text(data: bytes | None, b64: bool) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     extra = {"isolation.level": args.isolation_level} if args.isolation_level else {}
+    decoding = decoding_from_args(args)
     with client_from_args(args, extra) as client:
         wanted = partitions_of(args)
         tps = [tp for tp in client.partitions(args.topic) if wanted is None or tp.partition in wanted]
@@ -76,7 +93,9 @@ def run(args: argparse.Namespace) -> int:
         fail_on_data_loss = parse_bool(args.fail_on_data_loss or "true", "--fail-on-data-loss")
         starts = _resolve(client, tps, args.start, args.isolation_level, "offset")
         ends = _resolve(client, tps, args.end, args.isolation_level, "end-offset")
-        total = 0
+        if decoding is not None:
+            decoding.plan(args.topic)
+        total = skipped = 0
         for tp in tps:
             start, end = starts[tp], ends[tp]
             if args.max is not None:
@@ -85,34 +104,47 @@ def run(args: argparse.Namespace) -> int:
                 continue
             reader = client.fetch(tp.topic, tp.partition, start, end, include_headers=True,
                                   fail_on_data_loss=fail_on_data_loss)
-            shown = 0
+            shown = bad = 0
             for batch in reader:
-                for row in batch.to_pylist():
+                rows = batch.to_pylist() if decoding is None else decoding.rows(batch)
+                for row in rows:
                     if args.max is not None and shown >= args.max:
                         break
-                    _print(row, args)
                     shown += 1
-            total += shown
+                    if decoding is not None and decoding.failed(row):
+                        sys.stdout.flush()  # the records before it come first in a shared log
+                        print(f"kafka-spark consume: error: {decoding.failure(row)}", file=sys.stderr, flush=True)
+                        if not args.skip_message_on_error:
+                            return EXIT_BAD_RECORD
+                        bad += 1
+                        continue
+                    _print(row, args, decoding)
+            total += shown - bad
+            skipped += bad
             if reader.stats.lost_offsets and not args.json:
                 print(f"# {tp}: skipped {reader.stats.lost_offsets} offsets deleted by retention")
     if not args.json:
-        print(f"# {total} records")
+        print(f"# {total} records" + (f", {skipped} skipped (they do not decode)" if skipped else ""))
     return 0
 
 
-def _print(row: dict[str, Any], args: argparse.Namespace) -> None:
+def _print(row: dict[str, Any], args: argparse.Namespace, decoding: Decoding | None) -> None:
+    # The decoded sides as JSON text (exact decimals), in place of their bytes.
+    decoded = {side: decoding.json(row, side) for side in decoding.sides} if decoding is not None else {}
     ts = row["timestamp"]
     if args.json:
-        print(json.dumps({
+        fields: dict[str, Any] = {
             "topic": row["topic"], "partition": row["partition"], "offset": row["offset"],
             "timestamp": int(ts.timestamp() * 1000) if ts is not None else None,
             "timestampType": row["timestampType"],
-            "key": _text(row["key"], args.base64), "value": _text(row["value"], args.base64),
+            **{side: None if side in decoded else _text(row[side], args.base64) for side in ("key", "value")},
             "headers": [{"key": h["key"], "value": _text(h["value"], args.base64)} for h in row.get("headers") or []],
-        }))
+        }
+        print("{" + ", ".join(f"{json.dumps(k)}: {decoded.get(k) or json.dumps(v)}" for k, v in fields.items()) + "}")
         return
     when = ts.astimezone(timezone.utc).isoformat(timespec="milliseconds") if isinstance(ts, datetime) else "-"
-    key = _text(row["key"], False)
+    key = decoded.get("key") or _text(row["key"], False)
+    value = decoded.get("value") or _text(row["value"], False)
     headers = " ".join(f"{h['key']}={_text(h['value'], False)}" for h in row.get("headers") or [])
-    print(f"{row['partition']}:{row['offset']}  {when}  key={key}  value={_text(row['value'], False)}"
+    print(f"{row['partition']}:{row['offset']}  {when}  key={key}  value={value}"
           + (f"  headers: {headers}" if headers else ""))

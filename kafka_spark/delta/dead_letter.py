@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CORRUPT = "_kafka_spark_corrupt"
+# The columns a PERMISSIVE `pykafka` read with keyFormat/valueFormat adds (kafka_spark.formats.columns).
+DECODE_ERRORS = ("keyError", "valueError")
+RAW_COLUMNS = {"key": "rawKey", "value": "rawValue"}
 _PARSED = "_kafka_spark_parsed"
 ERROR = "_kafka_spark_error"
 # Starts the message of the exception a bad row raises, so the write's failure can be told from others.
@@ -79,16 +82,20 @@ def value_struct(spark: Any, ddl: str) -> StructType:
     return parsed
 
 
-def require_schema(dead_letter: str | None, value_schema: str | None) -> None:
-    """A dead-letter table needs a value schema: without one no record is bad."""
-    if dead_letter and not value_schema:
-        raise ConfigError("dead_letter (--dead-letter) needs value_schema (--value-schema): records are bad when "
-                          "their value does not parse with that schema")
+def require_schema(dead_letter: str | None, value_schema: str | None, decoded: bool = False) -> None:
+    """A dead-letter table needs a value schema or a registry format: without one no record is bad."""
+    if dead_letter and not value_schema and not decoded:
+        raise ConfigError("dead_letter (--dead-letter) needs value_schema (--value-schema) or a value format "
+                          "(--value-format avro|protobuf|json-schema): records are bad when their value does not "
+                          "parse or decode")
+    if value_schema and decoded:
+        raise ConfigError("value_schema (--value-schema) parses JSON values without a registry; with "
+                          "value_format (--value-format) the registry's schema decodes them: give one of the two")
 
 
 def check_options(spark: Any, target: SinkTarget, parsing: ValueParsing) -> None:
     """Refuse a dead-letter table without a schema or that is the table itself, and a DDL Spark cannot parse."""
-    require_schema(parsing.dead_letter, parsing.value_schema)
+    require_schema(parsing.dead_letter, parsing.value_schema, parsing.decoded)
     if parsing.dead_letter is not None:
         if parsing.dead_letter.rstrip("/") == target.table.rstrip("/"):
             raise ConfigError(f"dead_letter {parsing.dead_letter!r} is the table itself; give another table")
@@ -117,10 +124,15 @@ class ParsedValues:
 
     def __init__(self, parsing: ValueParsing, sink_id: str, df: DataFrame) -> None:
         from pyspark.sql import functions as F
+
+        self.parsing, self.sink_id = parsing, sink_id
+        self.persisted = parsing.dead_letter is not None
+        if parsing.decoded:
+            self._decoded(df)
+            return
         from pyspark.sql.types import StringType, StructField, StructType
 
         assert parsing.value_schema is not None
-        self.parsing, self.sink_id = parsing, sink_id
         fields = value_struct(df.sparkSession, parsing.value_schema).fields
         schema = StructType([*fields, StructField(CORRUPT, StringType())])
         text = F.col("value").cast("string")
@@ -137,7 +149,6 @@ class ParsedValues:
                                    F.col(_PARSED).dropFields(CORRUPT).alias("data"), *extra)
 
         self.frame = with_data(F.array(parsed), F.when(bad(F.col(_PARSED)), reason).alias(ERROR))
-        self.persisted = parsing.dead_letter is not None
         if self.persisted:
             # Counted, then read by the main write and the dead-letter write: parsed and read from Kafka once.
             self.frame = self.frame.persist()
@@ -146,6 +157,28 @@ class ParsedValues:
             message = F.format_string(f"{MARKER}: %s [%d] offset %d: %s", "topic", "partition", "offset", reason)
             self.main = with_data(F.transform(F.array(parsed),
                                               lambda s: F.when(bad(s), F.raise_error(message)).otherwise(s)))
+
+    def _decoded(self, df: DataFrame) -> None:
+        """Keys and values the source decoded (PERMISSIVE): a record is bad when it has a `keyError` or a
+        `valueError`; the dead letters keep its original bytes (`rawKey`, `rawValue`)."""
+        from pyspark.sql import functions as F
+
+        extras = [c for c in (*DECODE_ERRORS, *RAW_COLUMNS.values()) if c in df.columns]
+        self.columns = [c for c in df.columns if c not in extras]
+        errors = [F.col(c) for c in DECODE_ERRORS if c in df.columns] or [F.lit(None).cast("string")]
+        self.frame = df.select(*self.columns, F.coalesce(*errors).alias(ERROR),
+                               *(F.col(c) for c in RAW_COLUMNS.values() if c in df.columns))
+        if self.persisted:
+            self.frame = self.frame.persist()
+            self.main = self.frame.where(F.col(ERROR).isNull()).select(*self.columns)
+            return
+        # The value passes through a generator that raises for a bad record, as in the JSON case above.
+        message = F.format_string(f"{MARKER}: %s [%d] offset %d: %s", "topic", "partition", "offset", F.col(ERROR))
+        checked = F.transform(F.array(F.struct(F.col("value").alias("v"), F.col(ERROR).alias("e"))),
+                              lambda s: F.when(s["e"].isNotNull(), F.raise_error(message)).otherwise(s))
+        exploded = self.frame.select("*", F.explode(checked).alias(_PARSED))
+        self.main = exploded.select(*(F.col(_PARSED)["v"].alias(c) if c == "value" else F.col(c)
+                                      for c in self.columns))
 
     def counted(self, commit: SinkCommit) -> SinkCommit:
         """`commit` with its dead letters counted, and the first offset read of each partition it has no
@@ -175,8 +208,9 @@ class ParsedValues:
         offset, topic, partition, reason = firsts[0]
         count = sum(r["count"] for r in rows)
         others = "; ".join(f"{t} [{p}] offset {o}" for o, t, p, _ in firsts[1:6])
+        what = "do not decode with their registry schema" if self.parsing.decoded else "do not parse with value_schema"
         raise BadRecordError(
-            f"{count} record(s) of batch {batch} of sink {self.sink_id!r} do not parse with value_schema; "
+            f"{count} record(s) of batch {batch} of sink {self.sink_id!r} {what}; "
             f"the first is {topic} [{partition}] offset {offset}: {reason}"
             + (f" (first bad offset of the other partitions: {others})" if others else "")
             + ". Nothing was committed. Set dead_letter (--dead-letter) to a Delta table to write such records "
@@ -188,9 +222,11 @@ class ParsedValues:
 
         assert self.parsing.dead_letter is not None
         available = set(self.frame.columns)
+        raw = RAW_COLUMNS if self.parsing.decoded else {}
         columns: list[Column | str] = [
             F.lit(commit.sink_id).alias("sink"), F.lit(commit.batch).cast("long").alias("batch"),
-            *(c for c in DEAD_LETTER_COLUMNS[2:-1] if c in available), F.col(ERROR).alias("error"),
+            *(F.col(raw[c]).alias(c) if c in raw else F.col(c) for c in DEAD_LETTER_COLUMNS[2:-1] if c in available),
+            F.col(ERROR).alias("error"),
         ]
         (self.frame.where(F.col(ERROR).isNotNull()).select(*columns)
          .write.format("delta").mode("append")

@@ -34,15 +34,19 @@ class KafkaSource:
     fail_on_data_loss: bool = True
     include_headers: bool = False
     start_zookeeper_group: str | None = None
+    # `pykafka` options that decode keys and values (valueFormat, schema.registry.*, ...); read PERMISSIVE so
+    # that the sink decides what a bad record does.
+    decoding: Mapping[str, str] = field(default_factory=dict)
 
     def client_options(self) -> dict[str, str]:
         """The Kafka client properties as `pykafka` options."""
         return {f"kafka.{k}": v for k, v in self.kafka.items()}
 
     def read_flags(self) -> dict[str, str]:
-        """`failOnDataLoss` and `includeHeaders` as `pykafka` options."""
-        return {"failOnDataLoss": str(self.fail_on_data_loss).lower(),
-                "includeHeaders": str(self.include_headers).lower()}
+        """`failOnDataLoss`, `includeHeaders` and the decoding as `pykafka` options."""
+        flags = {"failOnDataLoss": str(self.fail_on_data_loss).lower(),
+                 "includeHeaders": str(self.include_headers).lower()}
+        return {**flags, **self.decoding, "mode": "PERMISSIVE"} if self.decoding else flags
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,7 @@ class ValueParsing:
 
     value_schema: str | None = None
     dead_letter: str | None = None
+    decoded: bool = False
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,11 @@ class LoadOptions:
     commit, the positions go there too, as old consumers wrote them. Both need `zookeeper.connect` in `kafka`.
     `value_schema` (Spark DDL) parses each value as JSON into the column `data`; a value that does not parse
     fails the write, or with `dead_letter` (a Delta table) goes there and the rest loads (see dead_letter.py).
+    `value_format` / `key_format` (`avro`, `protobuf`, `json-schema`) decode values / keys with the schema
+    registry `schema_registry` names (`{"url": ..., "basic.auth.user.info": ...}`, the `schema.registry.`
+    prefix optional) into the `value` / `key` column; `format_options` are further `pykafka` decoding options
+    (`valueSubject`, `valueSchemaVersion`, `schemaEvolutionMode`, ...). A record that does not decode is
+    handled as one that does not parse.
     """
 
     table: str
@@ -131,11 +141,26 @@ class LoadOptions:
     merge_schema: bool = False
     value_schema: str | None = None
     dead_letter: str | None = None
+    value_format: str | None = None
+    key_format: str | None = None
+    schema_registry: dict[str, str] = field(default_factory=dict, repr=False)  # may hold credentials
+    format_options: dict[str, str] = field(default_factory=dict)
 
     @property
     def source(self) -> KafkaSource:
         return KafkaSource(self.kafka, self.topics, self.pattern, self.starting, self.fail_on_data_loss,
-                           self.include_headers, self.start_zookeeper_group)
+                           self.include_headers, self.start_zookeeper_group, self.decoding)
+
+    @property
+    def decoding(self) -> dict[str, str]:
+        """The `pykafka` options that decode keys and values; empty when both stay bytes."""
+        given = {"valueFormat": self.value_format, "keyFormat": self.key_format}
+        formats = {k: v for k, v in given.items() if v and v.strip().lower() != "binary"}
+        if not formats:
+            return {}
+        registry = {k if k.lower().startswith("schema.registry.") else f"schema.registry.{k}": v
+                    for k, v in self.schema_registry.items()}
+        return {**self.format_options, **registry, **formats}
 
     @property
     def target(self) -> SinkTarget:
@@ -147,7 +172,7 @@ class LoadOptions:
 
     @property
     def parsing(self) -> ValueParsing:
-        return ValueParsing(self.value_schema, self.dead_letter)
+        return ValueParsing(self.value_schema, self.dead_letter, bool(self.decoding))
 
     @property
     def publishing(self) -> Publishing:

@@ -110,6 +110,8 @@ def read_plan(spark, source: KafkaSource, plan: BatchPlan):
     redact_secret_options(spark)
     if not reading:
         # Nothing to read but the position still moves (only lost offsets): an empty frame.
+        if source.decoding:
+            return spark.createDataFrame([], schema=decoded_ddl(source))
         from kafka_spark.records import kafka_schema
 
         return spark.createDataFrame(kafka_schema(source.include_headers).empty_table())
@@ -123,6 +125,17 @@ def read_plan(spark, source: KafkaSource, plan: BatchPlan):
             .option("endingOffsets", offsets_to_json({tp: plan.end[tp] for tp in reading}))
             .option(PLANNED_RANGES, ranges_to_json(plan.ranges()))
             .options(**source.read_flags()).load())
+
+
+def decoded_ddl(source: KafkaSource) -> str:
+    """The schema a decoding read of `source` has (its subjects' latest schemas), for a batch with no rows."""
+    from kafka_spark.formats.options import payload_options
+    from kafka_spark.formats.plan import plan_payloads
+    from kafka_spark.spark.schema import kafka_ddl
+
+    payloads = payload_options(source.read_flags())
+    assert payloads is not None
+    return kafka_ddl(source.include_headers, plan_payloads(payloads, tuple(source.topics)))
 
 
 _VIEW_LOCK = threading.Lock()
@@ -184,7 +197,7 @@ def write_commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValuePars
     committed truth is read back from the Delta log and kept beside the table. `location` is
     `target.table` located, when the caller has done it (a catalog table is created here if need be).
     """
-    if parsing.value_schema is None:
+    if parsing.value_schema is None and not parsing.decoded:
         return _write_commit(spark, target, fmt, df, commit, label, None, location)
     values = ParsedValues(parsing, target.sink_id, df)
     try:

@@ -28,6 +28,26 @@ class CorruptRecordError(DecodeError):
         self.position = position
 
 
+class PayloadError(DecodeError):
+    """A key or value that does not decode with its registered schema (framing, unknown id, corrupt or
+    truncated payload, a schema the query cannot read); the message names the reason."""
+
+
+class SchemaRegistryError(KafkaSparkError):
+    """The schema registry refused or failed a request; `error_code` is its JSON error code when it sent one
+    (40401 subject not found, 40403 schema not found, 409 incompatible, ...), `status` the HTTP status."""
+
+    def __init__(self, message: str, status: int | None = None, error_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error_code = error_code
+
+
+class SchemaChangedError(KafkaSparkError):
+    """A record was written with a newer version of the query's subject while `schemaEvolutionMode` is
+    `restart`: the query stops so that a restart reads with the new schema."""
+
+
 class CodecUnavailableError(KafkaSparkError):
     """A compression codec is needed but its library is not installed."""
 

@@ -19,6 +19,7 @@ from pyspark.sql.datasource import (
 from kafka_spark.offsets.ranges import OffsetRange
 from kafka_spark.spark.options import PLANNED_RANGES, SourceOptions, parse_source_options, planned_ranges
 from kafka_spark.spark.partition import KafkaInputPartition
+from kafka_spark.spark.payloads import query_plan
 from kafka_spark.spark.schema import kafka_ddl
 from kafka_spark.spark.versions import STREAM_READ, STREAM_WRITE, require_pyspark
 
@@ -37,17 +38,20 @@ class KafkaDataSource(DataSource):
 
     def schema(self) -> str:
         # Spark calls this at load(): validating here makes bad options fail when the DataFrame is defined.
-        return kafka_ddl(parse_source_options(self.options, "any", own_options=(PLANNED_RANGES,)).include_headers)
+        options = parse_source_options(self.options, "any", own_options=(PLANNED_RANGES,))
+        return kafka_ddl(options.include_headers, query_plan(self, options))
 
     def reader(self, schema: object) -> DataSourceReader:
         options = parse_source_options(self.options, "batch", own_options=(PLANNED_RANGES,))
+        options = replace(options, payload_plan=query_plan(self, options))
         return KafkaBatchReader(with_brokers(options), planned_ranges(self.options, options))
 
     def streamReader(self, schema: object) -> DataSourceStreamReader:
         require_pyspark("readStream.format('pykafka') (admission control of Python stream sources)", STREAM_READ)
         from kafka_spark.spark.stream import KafkaStreamReader
 
-        return KafkaStreamReader(with_brokers(parse_source_options(self.options, "stream")))
+        options = parse_source_options(self.options, "stream")
+        return KafkaStreamReader(with_brokers(replace(options, payload_plan=query_plan(self, options))))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
         from kafka_spark.spark.write import kafka_writer

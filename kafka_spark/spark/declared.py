@@ -11,12 +11,18 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_spark.client import config as client_config
+from kafka_spark.formats import json_schema, protobuf_values
+from kafka_spark.formats import options as payload_options
+from kafka_spark.formats import registry_settings as registry
 from kafka_spark.spark import log_options, options, write_options
 from kafka_spark.zookeeper import settings as zookeeper_settings
 
 # The fewest options a read or a write accepts: what every default below is measured against.
 _MINIMAL_READ = {"kafka.bootstrap.servers": "broker:9092", "subscribe": "topic"}
 _MINIMAL_WRITE = {"kafka.bootstrap.servers": "broker:9092"}
+# The fewest settings a decoding read takes.
+_MINIMAL_REGISTRY = {"schema.registry.url": "http://registry:8081"}
+_MINIMAL_DECODING = {**_MINIMAL_REGISTRY, "valueFormat": "avro", "keyFormat": "avro"}
 
 
 def source_options() -> tuple[str, ...]:
@@ -37,7 +43,24 @@ def source_defaults() -> dict[str, str]:
         "includeHeaders": _text(batch.include_headers),
         "maxTriggerDelay": str(batch.max_trigger_delay_ms),  # a bare number is milliseconds
         "commitOffsetsToKafka": _text(batch.commit_offsets_to_kafka),
+        **_decoding_defaults(),
     }
+
+
+def _decoding_defaults() -> dict[str, str]:
+    """The defaults of the options that decode keys and values, and of the codecs' own options."""
+    decoding = payload_options.payload_options(_MINIMAL_DECODING)
+    assert decoding is not None and decoding.key is not None and decoding.value is not None
+    evolution = "restart" if decoding.restart_on_new_schema else "none"
+    out = {"mode": "PERMISSIVE" if decoding.permissive else "FAILFAST", "schemaEvolutionMode": evolution,
+           "avroSchemaEvolutionMode": evolution}
+    for side in (decoding.key, decoding.value):
+        out[f"{side.side}Format"] = payload_options.BINARY
+        out[f"{side.side}SubjectNameStrategy"] = side.strategy
+        out[f"{side.side}SchemaVersion"] = "latest" if side.version is None else str(side.version)
+    codecs = {**protobuf_values.OPTION_DEFAULTS, **json_schema.OPTION_DEFAULTS}
+    out.update({name: codecs[name] for name in payload_options.CODEC_OPTIONS if name in codecs})
+    return out
 
 
 def log_source_options() -> tuple[str, ...]:
@@ -90,6 +113,30 @@ def zookeeper_properties() -> dict[str, Any]:
     defaults[zookeeper_settings.SESSION_TIMEOUT] = parsed.session_timeout_ms
     defaults[zookeeper_settings.CONNECTION_TIMEOUT] = parsed.connection_timeout_ms
     return defaults
+
+
+def registry_settings() -> dict[str, Any]:
+    """The `schema.registry.*` settings and their defaults (None: none), as the parser fills them in."""
+    parsed = registry.registry_settings(_MINIMAL_REGISTRY)
+    assert parsed is not None  # a URL was given
+    defaults: dict[str, Any] = dict.fromkeys(registry.OPTIONS)
+    given = {
+        "ssl.endpoint.identification.algorithm": "https" if parsed.check_hostname else "",
+        "request.timeout.ms": parsed.timeout_ms,
+        "max.retries": parsed.max_retries,
+        "retry.backoff.ms": parsed.retry_backoff_ms,
+        "retry.backoff.max.ms": parsed.retry_backoff_max_ms,
+    }
+    for name, value in given.items():
+        assert registry.PREFIX + name in defaults, name
+        defaults[registry.PREFIX + name] = value
+    return defaults
+
+
+def secret_registry_settings() -> frozenset[str]:
+    """The registry settings whose values never appear in logs, errors or plans (the URL may carry a
+    password)."""
+    return frozenset(registry.SECRET_OPTIONS)
 
 
 def _text(value: bool) -> str:

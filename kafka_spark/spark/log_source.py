@@ -4,12 +4,14 @@ with pykafka's options and schema, so that a query switches between the two by i
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 
 from kafka_spark.errors import ConfigError
 from kafka_spark.spark.log_options import SOURCE_NAME, LogOptions, parse_log_options
+from kafka_spark.spark.payloads import query_plan
 from kafka_spark.spark.schema import kafka_ddl
 
 if TYPE_CHECKING:
@@ -27,10 +29,13 @@ class KafkaLogDataSource(DataSource):
 
     def schema(self) -> str:
         # Spark calls this at load(): validating here makes bad options fail when the DataFrame is defined.
-        return kafka_ddl(parse_log_options(self.options, "any").source.include_headers)
+        source = parse_log_options(self.options, "any").source
+        return kafka_ddl(source.include_headers, query_plan(self, source))
 
     def reader(self, schema: object) -> DataSourceReader:
-        return KafkaLogBatchReader(parse_log_options(self.options, "batch"))
+        options = parse_log_options(self.options, "batch")
+        plan = query_plan(self, options.source)
+        return KafkaLogBatchReader(replace(options, source=replace(options.source, payload_plan=plan)))
 
     def streamReader(self, schema: object) -> DataSourceStreamReader:
         raise ConfigError("pykafka-log reads log files in batch queries only (spark.read); for a stream, read the "
@@ -62,11 +67,12 @@ class KafkaLogBatchReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from kafka_spark.spark.log_reader import read_log_range
+        from kafka_spark.spark.reader import decoded
 
         # With no ranges to read, Spark still runs one task, with no partition.
         if not isinstance(partition, LogInputPartition):
             return
-        yield from read_log_range(self.options, partition.range)
+        yield from decoded(read_log_range(self.options, partition.range), self.options.source.payload_plan)
 
 
 __all__ = ["KafkaLogBatchReader", "KafkaLogDataSource", "LogInputPartition"]

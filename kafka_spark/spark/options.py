@@ -8,9 +8,11 @@ import logging
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from kafka_spark.errors import ConfigError
+from kafka_spark.formats.options import OPTION_NAMES as PAYLOAD_OPTIONS
+from kafka_spark.formats.options import REGISTRY_PREFIX, PayloadOptions, payload_options
 from kafka_spark.offsets.ranges import (
     EARLIEST,
     EARLIEST_SPEC,
@@ -23,6 +25,9 @@ from kafka_spark.offsets.ranges import (
     ranges_from_json,
 )
 from kafka_spark.zookeeper.settings import ZooKeeperSettings
+
+if TYPE_CHECKING:
+    from kafka_spark.formats.plan import PayloadPlan
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +43,7 @@ _SOURCE_OPTIONS = {k.lower(): k for k in (
     # Tuning knobs of the JVM connector: accepted so pipelines switch unchanged; our client has its own.
     "fetchOffset.numRetries", "fetchOffset.retryIntervalMs", "kafkaConsumer.pollTimeoutMs",
     # Ours.
-    "commitOffsetsToKafka", "startingOffsetsFromZooKeeperGroup",
+    "commitOffsetsToKafka", "startingOffsetsFromZooKeeperGroup", *PAYLOAD_OPTIONS,
 )}
 # Internal, for batch reads whose offsets a caller planned already (the Delta load): the tasks as it
 # resolved them, read as they are instead of being planned again (see `planned_ranges`).
@@ -85,10 +90,18 @@ class SourceOptions:
     group_id_prefix: str | None = None
     commit_offsets_to_kafka: bool = False
     zookeeper_group: str | None = None
+    # keyFormat / valueFormat and the registry; `payload_plan` holds the query's schemas once resolved.
+    payloads: PayloadOptions | None = None
+    payload_plan: PayloadPlan | None = None
 
     @property
     def bootstrap_servers(self) -> str:
         return self.kafka.get("bootstrap.servers", "")
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """The topics named by `subscribe` or `assign` (none for a pattern)."""
+        return self.subscribe or tuple(dict.fromkeys(tp.topic for tp in self.assign))
 
 
 def parse_source_options(options: Mapping[str, str], mode: Mode = "batch", *, source: str = "pykafka",
@@ -151,6 +164,7 @@ def parse_source_options(options: Mapping[str, str], mode: Mode = "batch", *, so
         group_id_prefix=opts.get("groupidprefix"),
         commit_offsets_to_kafka=_bool(opts, "commitoffsetstokafka", False),
         zookeeper_group=_zookeeper_group(opts, kafka),
+        payloads=payload_options(options),
     )
 
 
@@ -177,7 +191,7 @@ def planned_ranges(options: Mapping[str, str], parsed: SourceOptions) -> list[Of
 def _check_names(opts: Mapping[str, str], source: str, own: Mapping[str, str]) -> None:
     known = {**_SOURCE_OPTIONS, **own}
     for name in opts:
-        if name.startswith("kafka.") or name in known or name == "path":
+        if name.startswith(("kafka.", REGISTRY_PREFIX)) or name in known or name == "path":
             continue
         close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.75)
         hint = f"; did you mean {known[close[0]]!r}?" if close else ""

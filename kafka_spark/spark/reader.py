@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from kafka_spark.client.fetcher import fetch_range
@@ -13,10 +13,23 @@ from kafka_spark.spark.options import SourceOptions
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from kafka_spark.formats.plan import PayloadPlan
+
 
 def read_range(options: SourceOptions, r: OffsetRange) -> Iterator[pa.RecordBatch]:
     """Fetch [r.start, r.end) of one partition, on a cluster the worker's next task can reuse."""
     with pooled_cluster(options.kafka) as cluster:
-        yield from fetch_range(cluster, r.topic, r.partition, r.start, r.end,
-                               include_headers=options.include_headers,
-                               fail_on_data_loss=options.fail_on_data_loss)
+        batches = fetch_range(cluster, r.topic, r.partition, r.start, r.end, include_headers=options.include_headers,
+                              fail_on_data_loss=options.fail_on_data_loss)
+        yield from decoded(batches, options.payload_plan)
+
+
+def decoded(batches: Iterable[pa.RecordBatch], plan: PayloadPlan | None) -> Iterator[pa.RecordBatch]:
+    """`batches` with keys and values decoded as `plan` says (unchanged without one)."""
+    if plan is None:
+        yield from batches
+        return
+    from kafka_spark.formats.columns import decode_batch
+
+    for batch in batches:
+        yield decode_batch(batch, plan)

@@ -27,6 +27,7 @@ from records_support import arrow_rows, fix_crcs, record_rows  # noqa: E402
 
 from kafka_spark.cli.kafka_json import kafka_json  # noqa: E402
 from kafka_spark.errors import KafkaSparkError  # noqa: E402
+from kafka_spark.formats.wire import frame, split  # noqa: E402
 from kafka_spark.protocol import (  # noqa: E402
     decode_assignment,
     decode_response,
@@ -392,6 +393,29 @@ def run_kraft_control(data: bytes) -> object:
     return kafka_json(kraft_control_fields(data[0]), decode_kraft_control(data[0], data[1:]))
 
 
+# ---- Confluent framing of keys and values --------------------------------------------------------
+
+def _framing_seeds(rng: random.Random) -> list[bytes]:
+    out = [b"\x00" + frame(rng.randrange(1 << 31), rng.randbytes(rng.randint(0, 12))) for _ in range(3)]
+    for indexes in ((0,), (1,), (1, 0), (3, 1, 70), (200,)):
+        out.append(b"\x01" + frame(rng.randrange(1 << 31), rng.randbytes(rng.randint(0, 12)), indexes))
+    out.append(b"\x01" + bytes(5) + b"\x02\x00payload")  # [0] in its long form
+    return out
+
+
+def run_framing(data: bytes) -> object:
+    """Split a framed value (Protobuf's message indexes when the flags byte is odd); frame what was read and
+    split it again: the same id, indexes and payload must come back."""
+    if not data:
+        return None
+    protobuf = bool(data[0] & 1)
+    schema_id, indexes, payload = split(data[1:], protobuf)
+    again = split(frame(schema_id, bytes(payload), indexes if protobuf else None), protobuf)
+    if again[:2] != (schema_id, indexes) or again[2] != payload:
+        raise AssertionError("framing what split read does not split back to the same values")
+    return schema_id, indexes
+
+
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("protocol", _protocol_seeds, run_protocol, keep=4),
     Target("records", lambda rng: _flags_prefixed(_batch_seeds(rng), rng), run_records, keep=1,
@@ -401,4 +425,5 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("checkpoint", _checkpoint_seeds, run_checkpoint, keep=1),
     Target("snapshot", _snapshot_seeds, read_snapshot, prepare=_prepare_snapshot),
     Target("kraft-control", _kraft_control_seeds, run_kraft_control, keep=1),
+    Target("framing", _framing_seeds, run_framing, keep=1),
 )}

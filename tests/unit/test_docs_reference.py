@@ -110,7 +110,7 @@ def test_pages_show_only_flags_the_commands_take() -> None:
 def _accepted_options() -> set[str]:
     client = [*declared.client_properties(), *declared.zookeeper_properties()]
     names = [*declared.source_options(), *declared.log_source_options(), *declared.sink_options(),
-             *(f"kafka.{p}" for p in client)]
+             *(f"kafka.{p}" for p in client), *declared.registry_settings()]
     return {n.lower() for n in names} | SPARK_OPTIONS
 
 

@@ -1,0 +1,468 @@
+"""Avro payloads (Confluent framing already removed) to values of spark-avro's Arrow type, and back.
+
+Decoding reads with fastavro's `schemaless_reader` and Avro schema resolution from the writer schema (looked up
+by id, parsed once per id) to the query's reader schema; the type mapping and value conversion live in
+`avro_types`. Bytes after the record are ignored, as Confluent's deserializers and Spark's `from_avro` do.
+"""
+
+from __future__ import annotations
+
+import datetime
+import io
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import fastavro
+import pyarrow as pa
+from fastavro import _read_py
+from fastavro.io.binary_decoder import BinaryDecoder
+from fastavro.read import SchemaResolutionError
+from fastavro.validation import ValidationError
+
+from kafka_spark.errors import ConfigError, PayloadError, SchemaRegistryError
+from kafka_spark.formats.avro_types import (
+    PRIMITIVES,
+    Convert,
+    avro_options,
+    avro_schema_for,
+    day_time_interval,
+    definition,
+    normalize,
+    reader_mapping,
+)
+from kafka_spark.formats.model import PayloadDecoder, PayloadEncoder, RegisteredSchema, SchemaSource
+
+__all__ = ["avro_decoder", "avro_encoder", "avro_schema_for"]
+
+# fastavro's compiled reader recurses on the C stack, one level of a recursive schema per byte at least, and
+# crashed near 4,600 levels on an 8 MiB stack: longer payloads of recursive writers go to the pure-Python reader,
+# which stops at Python's recursion limit instead.
+_C_NESTING_BYTES = 512
+# Items of zero encoded bytes (null, empty records, fixed(0)) let a count alone ask for any number of values.
+_ZERO_WIDTH_ITEMS = 1 << 20
+# The logical types fastavro converts when writing, from the values Arrow's to_pylist gives.
+_WRITE_LOGICAL = frozenset({("int", "date"), ("long", "timestamp-millis"), ("long", "timestamp-micros"),
+                            ("long", "local-timestamp-millis"), ("long", "local-timestamp-micros"),
+                            ("long", "time-micros"), ("bytes", "decimal"), ("fixed", "decimal")})
+_NOT_FOUND = (40403, 40401, 40402)
+
+
+class _WriterFailure(PayloadError):
+    """A writer schema id whose payloads cannot be read at all (unknown id, not Avro, does not parse)."""
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    schema: Any  # fastavro-parsed
+    named: dict[str, Any]  # full name -> parsed named type
+
+
+def _parse(root: RegisteredSchema, source: SchemaSource, keep: frozenset[tuple[str, str]]) -> _Parsed:
+    """`root` and the schemas it references (through `source`, recursively, each once), parsed together;
+    ValueError naming what does not parse."""
+    texts: list[str] = []
+    seen: set[tuple[str, int]] = set()
+
+    def visit(schema: RegisteredSchema) -> None:
+        for ref in schema.references:
+            if (ref.subject, ref.version) not in seen:
+                seen.add((ref.subject, ref.version))
+                visit(source.by_reference(ref))
+        texts.append(schema.schema)
+
+    visit(root)
+    named: dict[str, Any] = {}
+    parsed: Any = None
+    for i, text in enumerate(texts):
+        what = "the schema" if i == len(texts) - 1 else "a referenced schema"
+        try:
+            parsed = fastavro.parse_schema(normalize(json.loads(text), keep), named_schemas=named)
+        except Exception as exc:  # fastavro raises many kinds for a bad schema
+            raise ValueError(f"{what} does not parse as Avro: {exc}") from None
+    return _Parsed(parsed, named)
+
+
+def _describe(schema: RegisteredSchema) -> str:
+    parts = [f"subject {schema.subject!r}" if schema.subject else "", f"version {schema.version}"
+             if schema.version is not None else "", f"id {schema.id}" if schema.id is not None else ""]
+    return " ".join(p for p in parts if p) or "the inline schema"
+
+
+# ---- decoding --------------------------------------------------------------------------------------
+
+def avro_decoder(reader: RegisteredSchema, source: SchemaSource,
+                 options: Mapping[str, str] | None = None) -> PayloadDecoder:
+    """A decoder of Avro payloads written with any registered schema into values of `reader`'s Arrow type.
+
+    `options` are spark-avro's `recursiveFieldMaxDepth` (default -1: recursive schemas refused),
+    `enableStableIdentifiersForUnionType` (false) and `stableIdentifierPrefixForUnionType` (`member_`);
+    other keys are ignored. ConfigError when `reader` does not parse or Spark has no type for it.
+    """
+    return AvroDecoder(reader, source, options)
+
+
+class AvroDecoder:
+    """Decodes Avro payloads into values of spark-avro's Arrow type of a reader schema.
+
+    `decode` returns what `pa.array(values, type=arrow_type)` takes fastest: dicts for records, dicts for maps,
+    lists for arrays, `{memberN: ...}` dicts for unions Spark makes structs of, strings for enums and uuids,
+    `Decimal` for decimals, and ints for the rest of the logical types (days since the epoch for dates,
+    microseconds since the epoch for timestamps, nanoseconds of the day for time-micros).
+    """
+
+    def __init__(self, reader: RegisteredSchema, source: SchemaSource,
+                 options: Mapping[str, str] | None = None) -> None:
+        self.reader = reader
+        self._source = source
+        try:
+            self._reader = _parse(reader, source, frozenset())
+        except ValueError as exc:
+            raise ConfigError(f"Avro reader schema {_describe(reader)}: {exc}") from None
+        mapping = reader_mapping(self._reader.schema, self._reader.named, avro_options(options))
+        self.arrow_type: pa.DataType = mapping.arrow_type
+        self._convert = mapping.convert
+        self._named_types = mapping.named_types
+        self._reads: dict[int, Callable[[bytes], Any]] = {}
+
+    def decode(self, schema_id: int, indexes: tuple[int, ...], payload: bytes) -> Any:
+        """One payload as a value of `arrow_type`; PayloadError naming the writer schema id and the reason."""
+        read = self._reads.get(schema_id)
+        if read is None:
+            read = self._prepare(schema_id)
+        try:
+            return read(payload)
+        except Exception as exc:  # any failure on these bytes is the record's
+            raise self._error(schema_id, exc) from None
+
+    def _error(self, schema_id: int, exc: Exception) -> PayloadError:
+        if isinstance(exc, _WriterFailure):
+            return exc
+        if isinstance(exc, PayloadError):
+            return PayloadError(f"Avro payload of writer schema id {schema_id}: {exc}")
+        if isinstance(exc, SchemaResolutionError):
+            return PayloadError(f"writer schema id {schema_id} cannot be read with the query's schema "
+                                f"({_describe(self.reader)}): {exc}")
+        if isinstance(exc, RecursionError):
+            return PayloadError(f"Avro payload of writer schema id {schema_id} nests deeper than can be decoded")
+        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return PayloadError(f"corrupt or truncated Avro payload of writer schema id {schema_id} ({reason})")
+
+    def _prepare(self, schema_id: int) -> Callable[[bytes], Any]:
+        try:
+            read = self._read_function(schema_id)
+        except PayloadError as exc:
+            failure = str(exc)
+
+            def read(payload: bytes) -> Any:
+                raise _WriterFailure(failure)
+        self._reads[schema_id] = read
+        return read
+
+    def _read_function(self, schema_id: int) -> Callable[[bytes], Any]:
+        """How payloads of writer `schema_id` are read; PayloadError (kept for the id) when they cannot be."""
+        if schema_id == self.reader.id:
+            return _read_function(self._reader.schema, None, self._convert, self._named_types,
+                                  *_risks(self._reader.schema, self._reader.named))
+        try:
+            writer = self._source.by_id(schema_id)
+        except SchemaRegistryError as exc:
+            if exc.error_code in _NOT_FOUND or (exc.error_code is None and exc.status == 404):
+                raise PayloadError(f"schema id {schema_id} is not in the schema registry") from None
+            raise
+        if writer.schema_type != "AVRO":
+            raise PayloadError(f"schema id {schema_id} is a {writer.schema_type} schema, not Avro")
+        try:
+            parsed = _parse(writer, self._source, frozenset())
+        except ValueError as exc:
+            raise PayloadError(f"writer schema id {schema_id}: {exc}") from None
+        reader = None if parsed.schema == self._reader.schema else self._reader.schema
+        recursive, unbounded = _risks(parsed.schema, parsed.named)
+        return _read_function(parsed.schema, reader, self._convert, self._named_types, recursive, unbounded)
+
+
+def _read_function(writer: Any, reader: Any, convert: Convert | None, named_types: bool, recursive: bool,
+                   unbounded: bool) -> Callable[[bytes], Any]:
+    fast = _fast_read(writer, reader, named_types)
+    if unbounded:
+        read = _guarded_read(writer, reader, named_types)
+    elif recursive:
+        guarded = _guarded_read(writer, reader, named_types)
+
+        def read(payload: bytes) -> Any:
+            return fast(payload) if len(payload) <= _C_NESTING_BYTES else guarded(payload)
+    else:
+        read = fast
+    if convert is None:
+        return read
+
+    def read_converted(payload: bytes) -> Any:
+        value = read(payload)
+        return None if value is None else convert(value)
+
+    return read_converted
+
+
+def _fast_read(writer: Any, reader: Any, named_types: bool) -> Callable[[bytes], Any]:
+    schemaless_reader, buffer = fastavro.schemaless_reader, io.BytesIO
+    if named_types:
+        return lambda payload: schemaless_reader(buffer(payload), writer, reader, return_named_type=True)
+    return lambda payload: schemaless_reader(buffer(payload), writer, reader)
+
+
+class _CountingDecoder(BinaryDecoder):
+    """fastavro's binary decoder, refusing more array and map items than `budget`."""
+
+    def __init__(self, fo: io.BytesIO, budget: int) -> None:
+        super().__init__(fo)
+        self.budget = budget
+
+    def _counted(self) -> Any:
+        for item in super()._iter_array_or_map():
+            self.budget -= 1
+            if self.budget < 0:
+                raise ValueError("more array or map items than the payload can hold")
+            yield item
+
+    iter_array = _counted
+    iter_map = _counted
+
+
+def _guarded_read(writer: Any, reader: Any, named_types: bool) -> Callable[[bytes], Any]:
+    """fastavro's pure-Python reader (bounded by Python's recursion limit), with a bound on item counts."""
+    options = {"return_named_type": named_types}
+
+    def read(payload: bytes) -> Any:
+        named: dict[str, dict[str, Any]] = {"writer": {}, "reader": {}}
+        w = fastavro.parse_schema(writer, named["writer"])
+        r = None if reader is None else fastavro.parse_schema(reader, named["reader"])
+        decoder = _CountingDecoder(io.BytesIO(payload), len(payload) + _ZERO_WIDTH_ITEMS)
+        return _read_py.read_data(decoder, w, named, r, options)
+
+    return read
+
+
+def _risks(schema: Any, named: Mapping[str, Any]) -> tuple[bool, bool]:
+    """(recursive, unbounded) of a parsed writer schema: whether a record contains itself, and whether a value
+    can repeat for no bytes (array items of zero width, a record containing itself through records alone)."""
+    records: dict[str, Any] = {}
+    items: list[Any] = []
+    stack = [schema]
+    while stack:
+        node = definition(stack.pop(), named)
+        if isinstance(node, dict):
+            if node["type"] in ("record", "error"):
+                if node["name"] in records:
+                    continue
+                records[node["name"]] = node
+            elif node["type"] == "array":
+                items.append(node["items"])
+        stack.extend(_children(node, named, records_only=False))
+    recursive = any(_reaches(r, name, named, records_only=False) for name, r in records.items())
+    unbounded = (any(_reaches(r, name, named, records_only=True) for name, r in records.items())
+                 or any(_zero_width(item, named) for item in items))
+    return recursive, unbounded
+
+
+def _children(node: Any, named: Mapping[str, Any], records_only: bool) -> list[Any]:
+    node = definition(node, named)
+    if isinstance(node, list):
+        return [] if records_only else node
+    if not isinstance(node, dict):
+        return []
+    kind = node["type"]
+    if kind in ("record", "error"):
+        return [f["type"] for f in node["fields"]]
+    if records_only:
+        return []
+    return [node["items"]] if kind == "array" else [node["values"]] if kind == "map" else []
+
+
+def _reaches(record: Any, name: str, named: Mapping[str, Any], records_only: bool) -> bool:
+    """Whether a record named `name` lies inside `record` (through record fields alone if `records_only`)."""
+    stack, seen = list(_children(record, named, records_only)), set()
+    while stack:
+        node = definition(stack.pop(), named)
+        if isinstance(node, dict) and node["type"] in ("record", "error"):
+            if node["name"] == name:
+                return True
+            if node["name"] in seen:
+                continue
+            seen.add(node["name"])
+        stack.extend(_children(node, named, records_only))
+    return False
+
+
+def _zero_width(node: Any, named: Mapping[str, Any], path: frozenset[str] = frozenset()) -> bool:
+    """Whether values of `node` take no bytes (null, fixed(0), records of such fields only)."""
+    node = definition(node, named)
+    if isinstance(node, str):
+        return node == "null"
+    if isinstance(node, list):
+        return False
+    if node["type"] == "fixed":
+        return bool(node["size"] == 0)
+    if node["type"] in ("record", "error"):
+        if node["name"] in path:
+            return True
+        return all(_zero_width(f["type"], named, path | {node["name"]}) for f in node["fields"])
+    return False
+
+
+# ---- encoding --------------------------------------------------------------------------------------
+
+def avro_encoder(writer: RegisteredSchema, source: SchemaSource) -> PayloadEncoder:
+    """An encoder of column values (as `pa.Array.to_pylist()` gives them for spark-avro's Arrow type of
+    `writer`, or for the type `avro_schema_for` was given) into Avro payloads of `writer`."""
+    return AvroEncoder(writer, source)
+
+
+class AvroEncoder:
+    """Encodes values with one registered Avro writer schema, through fastavro's `schemaless_writer`."""
+
+    def __init__(self, writer: RegisteredSchema, source: SchemaSource) -> None:
+        self.schema = writer
+        try:
+            self._parsed = _parse(writer, source, _WRITE_LOGICAL)
+        except ValueError as exc:
+            raise ConfigError(f"Avro writer schema {_describe(writer)}: {exc}") from None
+        self._convert = _WriteWalk(self._parsed.named).walk(self._parsed.schema)
+
+    def encode(self, value: Any) -> tuple[tuple[int, ...], bytes]:
+        """((), payload) for `value`; PayloadError naming the field that does not fit the schema."""
+        buffer = io.BytesIO()
+        try:
+            datum = value if self._convert is None or value is None else self._convert(value)
+            fastavro.schemaless_writer(buffer, self._parsed.schema, datum)
+        except Exception as exc:  # any failure is the value's
+            raise PayloadError(f"value does not fit Avro schema {_describe(self.schema)}: "
+                               f"{self._reason(value, exc)}") from None
+        return (), buffer.getvalue()
+
+    def _reason(self, value: Any, exc: Exception) -> str:
+        if isinstance(exc, PayloadError):
+            return str(exc)
+        try:
+            datum = value if self._convert is None or value is None else self._convert(value)
+            fastavro.validation.validate(datum, self._parsed.schema, raise_errors=True)
+        except ValidationError as invalid:
+            return "; ".join(str(e) for e in invalid.errors) or str(invalid)
+        except Exception:  # the writer's own reason follows
+            pass
+        return f"{type(exc).__name__}: {exc}"
+
+
+class _WriteWalk:
+    """Converters from to_pylist values to what fastavro writes: maps from (key, value) pairs, unions from
+    their `{memberN: ...}` structs, Spark's day-time intervals from timedeltas."""
+
+    def __init__(self, named: Mapping[str, Any]) -> None:
+        self.named = named
+        self.active: set[str] = set()
+
+    def walk(self, node: Any) -> Convert | None:
+        if isinstance(node, list):
+            return self._union(node)
+        if isinstance(node, str):
+            return None if node in PRIMITIVES else self.walk(self.named[node])
+        kind = node.get("type")
+        if isinstance(kind, (dict, list)):
+            return self.walk(kind)
+        if kind in ("record", "error"):
+            return self._record(node)
+        if kind == "array":
+            items = self.walk(node["items"])
+            return None if items is None else (lambda v: [None if x is None else items(x) for x in v])
+        if kind == "map":
+            values = self.walk(node["values"])
+            return _map_from_pairs(values)
+        if day_time_interval(node):
+            return _micros
+        if kind in PRIMITIVES or kind in ("enum", "fixed"):
+            return None
+        return self.walk(self.named[kind])
+
+    def _record(self, node: Mapping[str, Any]) -> Convert | None:
+        name = node["name"]
+        if name in self.active:
+            return None  # Arrow values are finite: a recursive field nests no deeper than the column type
+        self.active.add(name)
+        converts = [(f["name"], c) for f in node["fields"] if (c := self.walk(f["type"])) is not None]
+        self.active.discard(name)
+        if not converts:
+            return None
+
+        def convert(record: Mapping[str, Any]) -> dict[str, Any]:
+            out = dict(record)
+            for field_name, fn in converts:
+                value = out.get(field_name)
+                if value is not None:
+                    out[field_name] = fn(value)
+            return out
+
+        return convert
+
+    def _union(self, members: list[Any]) -> Convert | None:
+        rest = [m for m in members if m != "null" and not (isinstance(m, dict) and m.get("type") == "null")]
+        if len(rest) == 1:
+            return self.walk(rest[0])
+        bases = sorted(self._base(m) for m in rest)
+        if bases in (["int", "long"], ["double", "float"]):
+            return None
+        picks = []
+        for i, member in enumerate(rest):
+            resolved = self.named.get(member, member) if isinstance(member, str) else member
+            name = resolved.get("name") if isinstance(resolved, dict) and resolved.get("type") in (
+                "record", "error", "enum", "fixed") else None
+            picks.append((i, name, self.walk(member)))
+        return _union_from_members(picks)
+
+    def _base(self, node: Any) -> str:
+        while True:
+            if isinstance(node, str) and node not in PRIMITIVES:
+                node = self.named[node]
+            elif isinstance(node, dict) and not isinstance(node.get("type"), str):
+                node = node["type"]
+            else:
+                break
+        if isinstance(node, list):
+            return "union"
+        return node if isinstance(node, str) else str(node["type"])
+
+
+def _map_from_pairs(values: Convert | None) -> Convert:
+    def convert(entries: Any) -> dict[str, Any]:
+        pairs = entries.items() if isinstance(entries, Mapping) else entries
+        if values is None:
+            return dict(pairs)
+        return {k: None if v is None else values(v) for k, v in pairs}
+
+    return convert
+
+
+def _union_from_members(picks: list[tuple[int, str | None, Convert | None]]) -> Convert:
+    """{memberN: value, ...} -> the one set member's value, as (name, value) for a named type so fastavro writes
+    that very member; all None -> None (the union's null)."""
+
+    def convert(value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return value  # a member's own value, fastavro picks the member
+        for i, name, fn in picks:
+            member = value.get(f"member{i}")
+            if member is not None:
+                member = member if fn is None else fn(member)
+                return member if name is None else (name, member)
+        return None
+
+    return convert
+
+
+def _micros(value: Any) -> Any:
+    # Spark's day-time intervals: a long of microseconds, Arrow's duration("us") as timedelta
+    if isinstance(value, datetime.timedelta):
+        return value // _MICROSECOND
+    return value
+
+
+_MICROSECOND = datetime.timedelta(microseconds=1)

@@ -1,0 +1,159 @@
+"""A fetched Arrow batch with its keys and values decoded in place, in the task that fetched it.
+
+`key`/`value` become the decoded columns. A record that does not decode (framing, unknown id, corrupt
+payload, a schema the query cannot read) fails the task with PayloadError naming topic, partition and
+offset (`mode` FAILFAST), or (PERMISSIVE) keeps a null there, with the reason in `keyError`/`valueError`
+and the record's original bytes in `rawKey` and `rawValue`. A null key or value (a tombstone) stays null.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pyarrow as pa
+
+from kafka_spark.errors import PayloadError, SchemaChangedError
+from kafka_spark.formats.model import PayloadDecoder
+from kafka_spark.formats.options import PayloadOptions
+from kafka_spark.formats.plan import PayloadPlan, SidePlan, column_type, decoder_for
+from kafka_spark.formats.registry import registry_for
+from kafka_spark.formats.wire import split
+
+ERROR_COLUMN = {"key": "keyError", "value": "valueError"}
+RAW_COLUMN = {"key": "rawKey", "value": "rawValue"}
+
+
+def extra_fields(plan: PayloadPlan) -> list[pa.Field]:
+    """The columns a PERMISSIVE read adds after the source's own: each decoded side's error, then the raw bytes."""
+    if not plan.options.permissive:
+        return []
+    names = [s.format.side for s in plan.sides]
+    return ([pa.field(ERROR_COLUMN[n], pa.string()) for n in names]
+            + [pa.field(RAW_COLUMN[n], pa.binary()) for n in ("key", "value")])
+
+
+def decoded_types(plan: PayloadPlan) -> dict[str, pa.DataType]:
+    """`key`/`value` -> the Arrow type of its decoded column, for the decoded sides."""
+    return {s.format.side: column_type(s, plan.options) for s in plan.sides}
+
+
+def decode_batch(batch: pa.RecordBatch, plan: PayloadPlan) -> pa.RecordBatch:
+    """`batch` (Spark's Kafka columns) with the plan's sides decoded and, when PERMISSIVE, the extra columns."""
+    names, columns = list(batch.schema.names), list(batch.columns)
+    errors: dict[str, list[str | None] | None] = {}
+    for side in plan.sides:
+        name = side.format.side
+        at = names.index(name)
+        columns[at], errors[name] = _decode_side(batch, batch.column(at), side, plan.options)
+        names[at] = name
+    if plan.options.permissive:
+        bad = [any(errs is not None and errs[i] is not None for errs in errors.values())
+               for i in range(batch.num_rows)]
+        for side in plan.sides:
+            name = side.format.side
+            names.append(ERROR_COLUMN[name])
+            columns.append(pa.array(errors[name] or [None] * batch.num_rows, pa.string()))
+        for name in ("key", "value"):
+            names.append(RAW_COLUMN[name])
+            columns.append(_only(batch.column(name), bad))
+    return pa.RecordBatch.from_arrays(columns, names=names)
+
+
+def _only(raw: pa.Array, keep: list[bool]) -> pa.Array:
+    # The original bytes of the bad records only: good ones would carry their payload twice.
+    if not any(keep):
+        return pa.nulls(len(raw), pa.binary())
+    import pyarrow.compute as pc
+
+    return pc.if_else(pa.array(keep), raw, pa.scalar(None, pa.binary()))
+
+
+def _decode_side(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan,
+                 options: PayloadOptions) -> tuple[pa.Array, list[str | None] | None]:
+    decoder = decoder_for(plan, options)
+    protobuf = plan.format.format == "protobuf"
+    reader_id = plan.reader.id
+    errors: list[str | None] | None = None
+
+    def bad(row: int, exc: PayloadError) -> None:
+        nonlocal errors
+        if not options.permissive:
+            side = plan.format.side
+            raise PayloadError(f"{_where(batch, row)}: the {side} does not decode with {plan.describe()}: "
+                               f"{exc}. Set mode=PERMISSIVE to keep such records with the reason in "
+                               f"{ERROR_COLUMN[side]}, or send them to a dead-letter table.") from None
+        if errors is None:
+            errors = [None] * len(column)
+        errors[row] = str(exc)
+
+    framed: list[tuple[int, tuple[int, ...], bytes]] = []
+    rows: list[int] = []
+    for row, raw in enumerate(column.to_pylist()):
+        if raw is None:
+            continue
+        try:
+            schema_id, indexes, payload = split(raw, protobuf)
+        except PayloadError as exc:
+            bad(row, exc)
+            continue
+        if schema_id != reader_id and options.restart_on_new_schema:
+            _refuse_newer(plan, options, schema_id, batch, row)
+        framed.append((schema_id, indexes, bytes(payload)))
+        rows.append(row)
+    decoded = _decode_all(decoder, framed)
+    values: list[Any] = [None] * len(column)
+    if decoded is not None:
+        for row, value in zip(rows, decoded, strict=True):
+            values[row] = value
+    else:  # some payload is bad: find which, one by one
+        for row, (schema_id, indexes, data) in zip(rows, framed, strict=True):
+            try:
+                values[row] = decoder.decode(schema_id, indexes, data)
+            except PayloadError as exc:
+                bad(row, exc)
+    try:
+        return pa.array(values, type=decoder.arrow_type), errors
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        raise PayloadError(f"{_where(batch, 0)}: decoded {plan.format.side}s do not build the column type "
+                           f"{decoder.arrow_type}: {exc}") from None
+
+
+def _decode_all(decoder: PayloadDecoder, framed: list[tuple[int, tuple[int, ...], bytes]]) -> list[Any] | None:
+    """Every payload decoded by the codec's batch form when it has one; None when one of them is bad."""
+    many = getattr(decoder, "decode_many", None)
+    try:
+        if many is not None:
+            return list(many(framed))
+        return [decoder.decode(*item) for item in framed]
+    except PayloadError:
+        return None
+
+
+def _where(batch: pa.RecordBatch, row: int) -> str:
+    def cell(name: str) -> Any:
+        return batch.column(name)[row].as_py() if name in batch.schema.names else "?"
+
+    return f"{cell('topic')} [{cell('partition')}] offset {cell('offset')}"
+
+
+_checked: dict[tuple[SidePlan, int], bool] = {}
+_checked_lock = threading.Lock()
+
+
+def _refuse_newer(plan: SidePlan, options: PayloadOptions, schema_id: int, batch: pa.RecordBatch, row: int) -> None:
+    """SchemaChangedError when `schema_id` is a later version of the query's subject than the query's own."""
+    key = (plan, schema_id)
+    with _checked_lock:
+        newer = _checked.get(key)
+    if newer is None:
+        versions = [v for s, v in registry_for(options.registry).subject_versions(schema_id)
+                    if s == plan.reader.subject]
+        newer = bool(versions) and plan.reader.version is not None and max(versions) > plan.reader.version
+        with _checked_lock:
+            _checked[key] = newer
+    if newer:
+        raise SchemaChangedError(
+            f"{_where(batch, row)}: the {plan.format.side} was written with schema id {schema_id}, a newer version "
+            f"of subject {plan.reader.subject!r} than the query's {plan.describe()} (schemaEvolutionMode=restart). "
+            "Restart the query to read with the subject's latest schema.")
