@@ -8,6 +8,7 @@ by id, parsed once per id) to the query's reader schema; the type mapping and va
 from __future__ import annotations
 
 import datetime
+import decimal
 import io
 import json
 from collections.abc import Callable, Mapping
@@ -16,21 +17,25 @@ from typing import Any
 
 import fastavro
 import pyarrow as pa
-from fastavro import _read_py
+from fastavro import _read_py, _write_py
 from fastavro.io.binary_decoder import BinaryDecoder
+from fastavro.io.binary_encoder import BinaryEncoder
 from fastavro.read import SchemaResolutionError
 from fastavro.validation import ValidationError
 
 from kafka_spark.errors import ConfigError, PayloadError, SchemaRegistryError
 from kafka_spark.formats.avro_types import (
-    PRIMITIVES,
+    LOGICAL,
     Convert,
     avro_options,
     avro_schema_for,
+    base_type,
     day_time_interval,
     definition,
+    named_type,
     normalize,
     reader_mapping,
+    valid_decimal,
 )
 from kafka_spark.formats.model import PayloadDecoder, PayloadEncoder, RegisteredSchema, SchemaSource
 
@@ -42,11 +47,21 @@ __all__ = ["avro_decoder", "avro_encoder", "avro_schema_for"]
 _C_NESTING_BYTES = 512
 # Items of zero encoded bytes (null, empty records, fixed(0)) let a count alone ask for any number of values.
 _ZERO_WIDTH_ITEMS = 1 << 20
-# The logical types fastavro converts when writing, from the values Arrow's to_pylist gives.
+# The logical types fastavro converts when writing, from the values Arrow's to_pylist gives; decimals are
+# converted here, where a value that does not fit can be named.
 _WRITE_LOGICAL = frozenset({("int", "date"), ("long", "timestamp-millis"), ("long", "timestamp-micros"),
                             ("long", "local-timestamp-millis"), ("long", "local-timestamp-micros"),
-                            ("long", "time-micros"), ("bytes", "decimal"), ("fixed", "decimal")})
+                            ("long", "time-micros")})
 _NOT_FOUND = (40403, 40401, 40402)
+
+
+class _FieldError(PayloadError):
+    """A value that does not fit, inside the record field at `path`."""
+
+    def __init__(self, path: list[str], reason: str) -> None:
+        super().__init__(f"field {'.'.join(path)}: {reason}")
+        self.path = path
+        self.reason = reason
 
 
 class _WriterFailure(PayloadError):
@@ -163,8 +178,7 @@ class AvroDecoder:
     def _read_function(self, schema_id: int) -> Callable[[bytes], Any]:
         """How payloads of writer `schema_id` are read; PayloadError (kept for the id) when they cannot be."""
         if schema_id == self.reader.id:
-            return _read_function(self._reader.schema, None, self._convert, self._named_types,
-                                  *_risks(self._reader.schema, self._reader.named))
+            return _read_function(self._reader, None, self._convert, self._named_types)
         try:
             writer = self._source.by_id(schema_id)
         except SchemaRegistryError as exc:
@@ -177,23 +191,26 @@ class AvroDecoder:
             parsed = _parse(writer, self._source, frozenset())
         except ValueError as exc:
             raise PayloadError(f"writer schema id {schema_id}: {exc}") from None
-        reader = None if parsed.schema == self._reader.schema else self._reader.schema
-        recursive, unbounded = _risks(parsed.schema, parsed.named)
-        return _read_function(parsed.schema, reader, self._convert, self._named_types, recursive, unbounded)
+        reader = None if parsed.schema == self._reader.schema else self._reader
+        return _read_function(parsed, reader, self._convert, self._named_types)
 
 
-def _read_function(writer: Any, reader: Any, convert: Convert | None, named_types: bool, recursive: bool,
-                   unbounded: bool) -> Callable[[bytes], Any]:
-    fast = _fast_read(writer, reader, named_types)
-    if unbounded:
-        read = _guarded_read(writer, reader, named_types)
-    elif recursive:
-        guarded = _guarded_read(writer, reader, named_types)
+def _read_function(writer: _Parsed, reader: _Parsed | None, convert: Convert | None,
+                   named_types: bool) -> Callable[[bytes], Any]:
+    recursive, unbounded = _risks(writer.schema, writer.named)
+    # fastavro's schemaless_reader parses its schemas again, and only a record carries the named types it
+    # was parsed with: a union or a named reference at the top needs them given
+    unnamed = any(not isinstance(p.schema, dict) and p.named for p in (writer, reader) if p is not None)
+    if not (unbounded or unnamed or recursive):
+        return _fast_read(writer, reader, named_types, convert)
+    guarded = _guarded_read(writer, reader, named_types)
+    if unbounded or unnamed:
+        read = guarded
+    else:
+        fast = _fast_read(writer, reader, named_types, None)
 
         def read(payload: bytes) -> Any:
             return fast(payload) if len(payload) <= _C_NESTING_BYTES else guarded(payload)
-    else:
-        read = fast
     if convert is None:
         return read
 
@@ -204,11 +221,21 @@ def _read_function(writer: Any, reader: Any, convert: Convert | None, named_type
     return read_converted
 
 
-def _fast_read(writer: Any, reader: Any, named_types: bool) -> Callable[[bytes], Any]:
+def _fast_read(writer: _Parsed, reader: _Parsed | None, named_types: bool,
+               convert: Convert | None) -> Callable[[bytes], Any]:
+    """fastavro's compiled reader, the values converted; one closure, as this is the cost of every record."""
     schemaless_reader, buffer = fastavro.schemaless_reader, io.BytesIO
-    if named_types:
-        return lambda payload: schemaless_reader(buffer(payload), writer, reader, return_named_type=True)
-    return lambda payload: schemaless_reader(buffer(payload), writer, reader)
+    w, r = writer.schema, None if reader is None else reader.schema
+    if convert is None:
+        if named_types:
+            return lambda payload: schemaless_reader(buffer(payload), w, r, return_named_type=True)
+        return lambda payload: schemaless_reader(buffer(payload), w, r)
+
+    def read(payload: bytes) -> Any:
+        value = schemaless_reader(buffer(payload), w, r, return_named_type=named_types)
+        return None if value is None else convert(value)
+
+    return read
 
 
 class _CountingDecoder(BinaryDecoder):
@@ -229,14 +256,13 @@ class _CountingDecoder(BinaryDecoder):
     iter_map = _counted
 
 
-def _guarded_read(writer: Any, reader: Any, named_types: bool) -> Callable[[bytes], Any]:
+def _guarded_read(writer: _Parsed, reader: _Parsed | None, named_types: bool) -> Callable[[bytes], Any]:
     """fastavro's pure-Python reader (bounded by Python's recursion limit), with a bound on item counts."""
     options = {"return_named_type": named_types}
+    w, r = writer.schema, None if reader is None else reader.schema
 
     def read(payload: bytes) -> Any:
-        named: dict[str, dict[str, Any]] = {"writer": {}, "reader": {}}
-        w = fastavro.parse_schema(writer, named["writer"])
-        r = None if reader is None else fastavro.parse_schema(reader, named["reader"])
+        named = {"writer": dict(writer.named), "reader": {} if reader is None else dict(reader.named)}
         decoder = _CountingDecoder(io.BytesIO(payload), len(payload) + _ZERO_WIDTH_ITEMS)
         return _read_py.read_data(decoder, w, named, r, options)
 
@@ -328,13 +354,20 @@ class AvroEncoder:
         except ValueError as exc:
             raise ConfigError(f"Avro writer schema {_describe(writer)}: {exc}") from None
         self._convert = _WriteWalk(self._parsed.named).walk(self._parsed.schema)
+        # as when reading: a union or named reference at the top loses the named types fastavro parsed it with
+        self._unnamed = not isinstance(self._parsed.schema, dict) and bool(self._parsed.named)
 
     def encode(self, value: Any) -> tuple[tuple[int, ...], bytes]:
         """((), payload) for `value`; PayloadError naming the field that does not fit the schema."""
         buffer = io.BytesIO()
         try:
             datum = value if self._convert is None or value is None else self._convert(value)
-            fastavro.schemaless_writer(buffer, self._parsed.schema, datum)
+            if self._unnamed:
+                encoder = BinaryEncoder(buffer)
+                _write_py.write_data(encoder, datum, self._parsed.schema, dict(self._parsed.named), "", {})
+                encoder.flush()
+            else:
+                fastavro.schemaless_writer(buffer, self._parsed.schema, datum)
         except Exception as exc:  # any failure is the value's
             raise PayloadError(f"value does not fit Avro schema {_describe(self.schema)}: "
                                f"{self._reason(value, exc)}") from None
@@ -342,7 +375,7 @@ class AvroEncoder:
 
     def _reason(self, value: Any, exc: Exception) -> str:
         if isinstance(exc, PayloadError):
-            return str(exc)
+            return str(exc)  # names the field already
         try:
             datum = value if self._convert is None or value is None else self._convert(value)
             fastavro.validation.validate(datum, self._parsed.schema, raise_errors=True)
@@ -355,80 +388,77 @@ class AvroEncoder:
 
 class _WriteWalk:
     """Converters from to_pylist values to what fastavro writes: maps from (key, value) pairs, unions from
-    their `{memberN: ...}` structs, Spark's day-time intervals from timedeltas."""
+    their `{memberN: ...}` structs, decimals to bytes, Spark's day-time intervals from timedeltas."""
 
     def __init__(self, named: Mapping[str, Any]) -> None:
         self.named = named
-        self.active: set[str] = set()
+        self.records: dict[str, list[Convert | None]] = {}  # name -> [converter], filled once built
 
     def walk(self, node: Any) -> Convert | None:
+        node = definition(node, self.named)
         if isinstance(node, list):
             return self._union(node)
         if isinstance(node, str):
-            return None if node in PRIMITIVES else self.walk(self.named[node])
-        kind = node.get("type")
-        if isinstance(kind, (dict, list)):
-            return self.walk(kind)
+            return None
+        kind = node["type"]
         if kind in ("record", "error"):
             return self._record(node)
         if kind == "array":
             items = self.walk(node["items"])
             return None if items is None else (lambda v: [None if x is None else items(x) for x in v])
         if kind == "map":
-            values = self.walk(node["values"])
-            return _map_from_pairs(values)
+            return _map_from_pairs(self.walk(node["values"]))
         if day_time_interval(node):
             return _micros
-        if kind in PRIMITIVES or kind in ("enum", "fixed"):
-            return None
-        return self.walk(self.named[kind])
+        if kind in ("bytes", "fixed") and node.get(LOGICAL) == "decimal" and valid_decimal(node, kind):
+            return _unscaled_bytes(node["precision"], node.get("scale", 0), node.get("size"))
+        return None
 
     def _record(self, node: Mapping[str, Any]) -> Convert | None:
         name = node["name"]
-        if name in self.active:
-            return None  # Arrow values are finite: a recursive field nests no deeper than the column type
-        self.active.add(name)
+        built = self.records.get(name)
+        if built is not None:
+            # built, or being built further up (a recursive field): looked up when called
+            return built[0] if built[0] is not None else _later(built)
+        cell: list[Convert | None] = [None]
+        self.records[name] = cell
         converts = [(f["name"], c) for f in node["fields"] if (c := self.walk(f["type"])) is not None]
-        self.active.discard(name)
-        if not converts:
-            return None
-
-        def convert(record: Mapping[str, Any]) -> dict[str, Any]:
-            out = dict(record)
-            for field_name, fn in converts:
-                value = out.get(field_name)
-                if value is not None:
-                    out[field_name] = fn(value)
-            return out
-
-        return convert
+        if converts:
+            cell[0] = _record_converter(converts)
+        return cell[0]
 
     def _union(self, members: list[Any]) -> Convert | None:
-        rest = [m for m in members if m != "null" and not (isinstance(m, dict) and m.get("type") == "null")]
+        rest = [m for m in members if base_type(m, self.named) != "null"]
         if len(rest) == 1:
             return self.walk(rest[0])
-        bases = sorted(self._base(m) for m in rest)
-        if bases in (["int", "long"], ["double", "float"]):
+        if sorted(base_type(m, self.named) for m in rest) in (["int", "long"], ["double", "float"]):
             return None
-        picks = []
-        for i, member in enumerate(rest):
-            resolved = self.named.get(member, member) if isinstance(member, str) else member
-            name = resolved.get("name") if isinstance(resolved, dict) and resolved.get("type") in (
-                "record", "error", "enum", "fixed") else None
-            picks.append((i, name, self.walk(member)))
-        return _union_from_members(picks)
+        return _union_from_members([(i, named_type(m, self.named), self.walk(m)) for i, m in enumerate(rest)])
 
-    def _base(self, node: Any) -> str:
-        while True:
-            if isinstance(node, str) and node not in PRIMITIVES:
-                node = self.named[node]
-            elif isinstance(node, dict) and not isinstance(node.get("type"), str):
-                node = node["type"]
-            else:
-                break
-        if isinstance(node, list):
-            return "union"
-        return node if isinstance(node, str) else str(node["type"])
+
+def _later(cell: list[Convert | None]) -> Convert:
+    def convert(value: Any) -> Any:
+        fn = cell[0]
+        return value if fn is None else fn(value)
+
+    return convert
+
+
+def _record_converter(converts: list[tuple[str, Convert]]) -> Convert:
+    def convert(record: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(record)
+        for field_name, fn in converts:
+            value = out.get(field_name)
+            if value is not None:
+                try:
+                    out[field_name] = fn(value)
+                except _FieldError as exc:
+                    raise _FieldError([field_name, *exc.path], exc.reason) from None
+                except PayloadError as exc:
+                    raise _FieldError([field_name], str(exc)) from None
+        return out
+
+    return convert
 
 
 def _map_from_pairs(values: Convert | None) -> Convert:
@@ -456,6 +486,27 @@ def _union_from_members(picks: list[tuple[int, str | None, Convert | None]]) -> 
         return None
 
     return convert
+
+
+def _unscaled_bytes(precision: int, scale: int, size: int | None) -> Convert:
+    """Decimal -> the big-endian two's complement of its unscaled value (`size` bytes for a fixed)."""
+    limit = 10 ** precision
+
+    def convert(value: Any) -> bytes:
+        if not isinstance(value, (decimal.Decimal, int)):
+            raise PayloadError(f"{type(value).__name__} {value!r} is not a decimal")
+        scaled = decimal.Decimal(value).scaleb(scale, _DECIMALS)
+        unscaled = int(scaled)
+        if unscaled != scaled:
+            raise PayloadError(f"{value} has more than the {scale} decimal places of decimal({precision}, {scale})")
+        if not -limit < unscaled < limit:
+            raise PayloadError(f"{value} has more digits than decimal({precision}, {scale}) holds")
+        return unscaled.to_bytes(size or (unscaled.bit_length() + 8) // 8, "big", signed=True)
+
+    return convert
+
+
+_DECIMALS = decimal.Context(prec=80)
 
 
 def _micros(value: Any) -> Any:

@@ -26,8 +26,8 @@ Convert = Callable[[Any], Any]
 LOGICAL = "kafkaSpark.logicalType"
 CATALYST_TYPE = "spark.sql.catalyst.type"
 PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
-_NAMED = frozenset({"record", "error", "enum", "fixed"})
-_OWN_TYPES = PRIMITIVES | _NAMED | {"array", "map"}
+NAMED = frozenset({"record", "error", "enum", "fixed"})
+_OWN_TYPES = PRIMITIVES | NAMED | {"array", "map"}
 MAX_DEPTH_LIMIT = 15  # spark-avro's limit on recursiveFieldMaxDepth
 MAX_PRECISION = 38  # Spark's DecimalType
 _INT64 = (-(1 << 63), (1 << 63) - 1)
@@ -35,6 +35,7 @@ _INTERVAL = re.compile(r"\s*interval\s+(day|hour|minute|second)(\s+to\s+(day|hou
 # 38-digit decimals scale exactly in this context (the default one keeps 28 digits)
 _DECIMALS = decimal.Context(prec=80)
 _F32 = struct.Struct("<f")
+_INF = float("inf")
 
 
 @dataclass(frozen=True)
@@ -114,10 +115,24 @@ def definition(node: Any, named: Mapping[str, Any]) -> Any:
     while True:
         if isinstance(node, str) and node not in PRIMITIVES:
             node = named[node]
-        elif isinstance(node, dict) and node.get("type") not in _OWN_TYPES:
+        elif isinstance(node, dict) and not (isinstance(node.get("type"), str) and node["type"] in _OWN_TYPES):
             node = node.get("type")
         else:
             return node
+
+
+def base_type(node: Any, named: Mapping[str, Any]) -> str:
+    """The Avro type `node` stands for ("int", "record", "union", ...), logical types aside."""
+    found = definition(node, named)
+    if isinstance(found, list):
+        return "union"
+    return found if isinstance(found, str) else str(found["type"])
+
+
+def named_type(node: Any, named: Mapping[str, Any]) -> str | None:
+    """The full name of the named type (record, enum, fixed) `node` stands for, else None."""
+    found = definition(node, named)
+    return str(found["name"]) if isinstance(found, dict) and found["type"] in NAMED else None
 
 
 # ---- Avro -> Arrow (reading) ---------------------------------------------------------------------
@@ -139,6 +154,8 @@ class _Branch:
         if self.kind is int and self.bits == 32:
             return -(1 << 31) <= value < (1 << 31)
         if self.kind is float and self.bits == 32:
+            if value != value or value in (_INF, -_INF):
+                return True
             return bool(_F32.unpack(_F32.pack(value))[0] == value) if abs(value) < 3.4e38 else False
         if self.keys is not None:
             return self.keys == value.keys()
@@ -224,9 +241,10 @@ class _ReaderWalk:
     def _primitive(self, node: Mapping[str, Any], kind: str) -> _Mapped:
         logical = node.get(LOGICAL)
         if kind == "int":
+            # fastavro reads an int as a long: a corrupt one can exceed 32 bits, and fail the whole column
             if logical == "date":
-                return _Mapped(pa.date32(), None, _Branch(int, bits=32))
-            return self._catalyst(node) or _Mapped(pa.int32(), None, _Branch(int, bits=32))
+                return _Mapped(pa.date32(), _int32, _Branch(int, bits=32))
+            return self._catalyst(node) or _Mapped(pa.int32(), _int32, _Branch(int, bits=32))
         if kind == "long":
             if logical in ("timestamp-millis", "timestamp-micros", "local-timestamp-millis", "local-timestamp-micros"):
                 arrow = pa.timestamp("us", tz=None if logical.startswith("local") else "UTC")
@@ -314,23 +332,24 @@ class _ReaderWalk:
         return _Mapped(arrow, _members(mapped), _Branch(dict, rank=2))
 
     def _base(self, node: Any) -> str:
-        found = definition(node, self.named)
-        if isinstance(found, list):
-            return "union"
-        return found if isinstance(found, str) else str(found["type"])
+        return base_type(node, self.named)
 
     def _simple_name(self, node: Any) -> str:
         # Java Avro's Schema.getName(): a named type's name without its namespace, else the type's own name
-        found = definition(node, self.named)
-        if isinstance(found, dict) and found["type"] in _NAMED:
-            return str(found["name"]).rsplit(".", 1)[-1]
-        return self._base(found)
+        full = named_type(node, self.named)
+        return self._base(node) if full is None else full.rsplit(".", 1)[-1]
+
+
+def _int32(value: int) -> int:
+    if -(1 << 31) <= value < (1 << 31):
+        return value
+    raise PayloadError(f"int {value} does not fit 32 bits")
 
 
 _SIMPLE: dict[str, _Mapped] = {
     "null": _Mapped(pa.null(), None, _Branch(type(None))),
     "boolean": _Mapped(pa.bool_(), None, _Branch(bool)),
-    "int": _Mapped(pa.int32(), None, _Branch(int, bits=32)),
+    "int": _Mapped(pa.int32(), _int32, _Branch(int, bits=32)),
     "long": _Mapped(pa.int64(), None, _Branch(int)),
     "float": _Mapped(pa.float32(), None, _Branch(float, bits=32)),
     "double": _Mapped(pa.float64(), None, _Branch(float)),
@@ -365,7 +384,7 @@ def _scaled(factor: int) -> Convert:
     def convert(value: int) -> int:
         if low <= value <= high:
             return value * factor
-        raise PayloadError(f"{value} times {factor} overflows a 64-bit timestamp")
+        raise PayloadError(f"{value} times {factor} overflows 64 bits")
 
     return convert
 
@@ -385,9 +404,16 @@ def _each_value(convert: Convert | None) -> Convert | None:
 def _fields(converts: list[tuple[str, Convert]]) -> Convert | None:
     if not converts:
         return None
-    pairs = tuple(converts)
+    # int fields are only checked, inline: a call per field would cost more than fastavro's read of it
+    ints = tuple(name for name, fn in converts if fn is _int32)
+    pairs = tuple((name, fn) for name, fn in converts if fn is not _int32)
+    low, high = -(1 << 31), (1 << 31) - 1
 
     def convert(record: dict[str, Any]) -> dict[str, Any]:
+        for name in ints:
+            value = record[name]
+            if value is not None and not low <= value <= high:
+                _int32(value)
         for name, fn in pairs:
             value = record[name]
             if value is not None:

@@ -22,7 +22,7 @@ _EVOLUTION = ("none", "restart")
 # The codecs' own options, passed to the codec of their format as given: Spark's `from_protobuf` options and
 # JSON Schema validation.
 CODEC_OPTIONS_OF: dict[str, tuple[str, ...]] = {
-    "avro": (),
+    "avro": ("recursiveFieldMaxDepth", "enableStableIdentifiersForUnionType", "stableIdentifierPrefixForUnionType"),
     "protobuf": ("emit.default.values", "enums.as.ints", "upcast.unsigned.ints", "unwrap.primitive.wrapper.types",
                  "convert.any.fields.to.json", "retain.empty.message.types", "recursive.fields.max.depth"),
     "json-schema": ("validate",),
@@ -99,7 +99,7 @@ def payload_options(options: Mapping[str, str]) -> PayloadOptions | None:
     evolution = opts.get("schemaevolutionmode", opts.get("avroschemaevolutionmode", "none")).strip().lower()
     if evolution not in _EVOLUTION:
         raise ConfigError(f"option 'schemaEvolutionMode' must be 'none' or 'restart', got {evolution!r}")
-    codec = tuple(sorted((name, opts[name].strip()) for name in CODEC_OPTIONS if name in opts))
+    codec = tuple(sorted((name, opts[name.lower()].strip()) for name in CODEC_OPTIONS if name.lower() in opts))
     return PayloadOptions(registry, sides["key"], sides["value"], mode == "PERMISSIVE", evolution == "restart", codec)
 
 

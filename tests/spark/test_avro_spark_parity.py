@@ -169,6 +169,7 @@ def test_from_avro_types_and_values_match_ours(spark_avro) -> None:
     schema = RegisteredSchema(text, id=1, subject="parity-value", version=1)
     decoder = avro_decoder(schema, _Source(schema))
     payloads = _payloads()
+    payloads.append(payloads[0] + b"\x02trailing bytes")  # ignored by both
     ours = pa.array([decoder.decode(1, (), p) for p in payloads], type=decoder.arrow_type)
 
     df = spark_avro.createDataFrame([(i, p) for i, p in enumerate(payloads)], "n INT, payload BINARY")

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -112,22 +112,25 @@ def stop_local_broker(env: dict[str, str]) -> None:
 KILLS = int(os.environ.get("KAFKA_SPARK_KILLS", "3"))
 
 
-def produce_numbered(producer: Producer, topic: str, n: int, start: int = 0) -> None:
-    """Records `{"n": start}` .. `{"n": start + n - 1}`, keyed so they spread over the partitions."""
+def produce_numbered(producer: Producer, topic: str, n: int, start: int = 0,
+                     encode: Callable[[int], bytes] | None = None) -> None:
+    """Records `{"n": start}` .. `{"n": start + n - 1}` (JSON, or as `encode` makes the value of n), keyed so they
+    spread over the partitions."""
     for i in range(start, start + n):
-        producer.send(topic, f'{{"n":{i}}}'.encode(), key=str(i % 7).encode())
+        producer.send(topic, encode(i) if encode else f'{{"n":{i}}}'.encode(), key=str(i % 7).encode())
     producer.flush()
 
 
 @contextlib.contextmanager
-def keep_producing(producer: Producer, topic: str, start: int, step: int) -> Iterator[None]:
+def keep_producing(producer: Producer, topic: str, start: int, step: int,
+                   encode: Callable[[int], bytes] | None = None) -> Iterator[None]:
     """Numbered records, `step` every 0.2 s from `start`, for as long as the block runs."""
     stop = threading.Event()
 
     def feed() -> None:
         n = start
         while not stop.is_set():
-            produce_numbered(producer, topic, step, start=n)
+            produce_numbered(producer, topic, step, start=n, encode=encode)
             n += step
             time.sleep(0.2)
 
@@ -212,3 +215,52 @@ def run_available_now(spark, options) -> int:
         query.stop()
     assert query.exception() is None
     return sum(p.numInputRows for p in query.recentProgress)
+
+
+STREAM_ONCE = Path(__file__).parent / "stream_once.py"
+STREAM_SINK_ID = "crash-test"  # stream_once.py's
+
+
+def run_stream_once(bootstrap: str, topic: str, table: Path, trigger: str, seconds: float, limit: int = 400,
+                    crash_at: str | None = None, kill_after: float | None = None) -> int:
+    """One stream_once.py driver run; `kill_after` counts from the query's start (a kill during JVM start-up
+    proves little)."""
+    return run_killable(STREAM_ONCE, bootstrap, topic, str(table), trigger, str(seconds), str(limit),
+                        crash_at=crash_at, kill_after=kill_after, ready="started")[0]
+
+
+def kill_stream_repeatedly(bootstrap: str, topic: str, table: Path, kills: int = KILLS,
+                           seed: int = 20261123) -> list[tuple[str, int]]:
+    """Run the stream into `table` until it was killed `kills` times: at both sides of the commit first, then at
+    random moments; some restarts begin without the checkpoint, which must resume from the table alone."""
+    import random
+    import shutil
+
+    checkpoint = table / "_kafka_spark" / "checkpoints" / STREAM_SINK_ID
+    rng = random.Random(seed)
+    plan = ["before-write", "after-commit"]
+    outcomes: list[tuple[str, int]] = []
+    attempt = 0
+    while sum(1 for o in outcomes if o[1] != 0) < kills and attempt < 2 * kills:
+        if attempt % 4 == 2 and checkpoint.exists():
+            shutil.rmtree(checkpoint)
+            outcomes.append(("checkpoint deleted", 0))
+        crash_at = plan[attempt] if attempt < len(plan) else None
+        kill_after = None if crash_at else rng.uniform(0.5, 6.0)
+        code = run_stream_once(bootstrap, topic, table, "1s", 60, crash_at=crash_at, kill_after=kill_after)
+        outcomes.append((crash_at or f"kill@{kill_after:.1f}s", code))
+        attempt += 1
+    assert sum(1 for o in outcomes if o[1] != 0) >= kills, outcomes
+    return outcomes
+
+
+def catch_up_stream(bootstrap: str, topic: str, table: Path) -> dict[TopicPartition, int]:
+    """Run the stream in large micro-batches until the table holds every offset; the end offsets."""
+    from kafka_spark.delta import committed_position
+
+    ends = latest_offsets_of(bootstrap, topic)
+    for _ in range(5):
+        assert run_stream_once(bootstrap, topic, table, "available-now", 0, limit=100_000) == 0
+        if committed_position(str(table), STREAM_SINK_ID).offsets == ends:
+            break
+    return ends

@@ -1,16 +1,21 @@
 """One run of a Kafka -> Delta stream in a fresh process: the unit a crash test kills and restarts.
 
     stream_once.py BOOTSTRAP TOPIC TABLE available-now|<interval> [SECONDS [MAX_OFFSETS_PER_TRIGGER]]
+
+With REGISTRY_ENV set to a schema registry's URL, values are Avro and decoded into the table.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
 from kafka_spark.delta import StreamOptions, start_stream
 from kafka_spark.local.spark import local_spark
+
+REGISTRY_ENV = "KAFKA_SPARK_TEST_REGISTRY"
 
 
 def main() -> None:
@@ -18,8 +23,10 @@ def main() -> None:
     seconds = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
     limit = int(sys.argv[6]) if len(sys.argv) > 6 else 400
     spark = local_spark("kafka-spark-stream-crash-test")
+    registry = os.environ.get(REGISTRY_ENV)
+    decoding = {"value_format": "avro", "schema_registry": {"url": registry}} if registry else {}
     options = StreamOptions(table=table, kafka={"bootstrap.servers": bootstrap}, topics=[topic], sink_id="crash-test",
-                            starting="earliest", trigger=trigger, max_offsets_per_trigger=limit)
+                            starting="earliest", trigger=trigger, max_offsets_per_trigger=limit, **decoding)
     query = start_stream(spark, options)
     print("started", flush=True)  # a crash test's kills are timed from here
     if trigger == "available-now":

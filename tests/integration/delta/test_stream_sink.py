@@ -4,12 +4,17 @@ checkpoints, replays, other writers, and SIGKILLs of the driver while a producer
 from __future__ import annotations
 
 import json
-import random
 import shutil
 from pathlib import Path
 
 import pytest
-from delta_support import KILLS, keep_producing, latest_offsets_of, produce_numbered, run_killable
+from delta_support import (
+    catch_up_stream,
+    keep_producing,
+    kill_stream_repeatedly,
+    latest_offsets_of,
+    produce_numbered,
+)
 from deltalake import DeltaTable
 
 from kafka_spark.client.cluster import Cluster
@@ -24,7 +29,6 @@ from kafka_spark.delta import (
     start_stream,
 )
 
-STREAM_ONCE = Path(__file__).parent / "stream_once.py"
 SINK = "stream"
 
 
@@ -154,41 +158,11 @@ def test_committed_offsets_are_published_to_a_consumer_group(spark, kafka, produ
     assert len(lags) == 2 and all(cols[5] == "0" for cols in lags), out
 
 
-def _run_stream(bootstrap: str, topic: str, table: Path, trigger: str, seconds: float, limit: int = 400,
-                crash_at: str | None = None, kill_after: float | None = None) -> int:
-    """One driver run; `kill_after` counts from the query's start (a kill during JVM start-up proves little)."""
-    return run_killable(STREAM_ONCE, bootstrap, topic, str(table), trigger, str(seconds), str(limit),
-                        crash_at=crash_at, kill_after=kill_after, ready="started")[0]
-
-
 def test_sigkill_of_the_driver_at_random_moments_keeps_every_record_exactly_once(kafka, producer, topic_name,
                                                                                   tmp_path):
     kafka.create_topic(topic_name, partitions=3)
     produce_numbered(producer, topic_name, 1000)
     table = tmp_path / "table"
-    checkpoint = table / "_kafka_spark" / "checkpoints" / "crash-test"
-    rng = random.Random(20261123)
-    # Targeted points of the commit protocol first, then kills at random moments; some restarts begin
-    # without the checkpoint, which must resume from the table alone.
-    plan = ["before-write", "after-commit"]
-    outcomes = []
     with keep_producing(producer, topic_name, start=1000, step=5):
-        attempt = 0
-        while sum(1 for o in outcomes if o[1] != 0) < KILLS and attempt < 2 * KILLS:
-            if attempt % 4 == 2 and checkpoint.exists():
-                shutil.rmtree(checkpoint)
-                outcomes.append(("checkpoint deleted", 0))
-            crash_at = plan[attempt] if attempt < len(plan) else None
-            kill_after = None if crash_at else rng.uniform(0.5, 6.0)
-            code = _run_stream(kafka.bootstrap, topic_name, table, "1s", 60, crash_at=crash_at,
-                               kill_after=kill_after)
-            outcomes.append((crash_at or f"kill@{kill_after:.1f}s", code))
-            attempt += 1
-    assert sum(1 for o in outcomes if o[1] != 0) >= KILLS, outcomes
-    ends = latest_offsets_of(kafka.bootstrap, topic_name)
-    for _ in range(5):
-        # Catch up in large micro-batches: the small ones above are where the kills land.
-        assert _run_stream(kafka.bootstrap, topic_name, table, "available-now", 0, limit=100_000) == 0
-        if committed_position(str(table), "crash-test").offsets == ends:
-            break
-    assert_exact(table, topic_name, ends)
+        kill_stream_repeatedly(kafka.bootstrap, topic_name, table)
+    assert_exact(table, topic_name, catch_up_stream(kafka.bootstrap, topic_name, table))

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-_HERE = str(Path(__file__).parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)  # registry_records, under any import mode
+# registry_records here, and the Delta tests' kill harness (delta_support, stream_once), under any import mode.
+for _helpers in (Path(__file__).parent, Path(__file__).parents[1] / "delta"):
+    if str(_helpers) not in sys.path:
+        sys.path.insert(0, str(_helpers))
 
 
 @pytest.fixture(scope="session")

@@ -260,7 +260,8 @@ def test_references_are_resolved_through_the_registry() -> None:
     register(client, "customer", customer, [ConfluentReference("com.shop.Address", "address", 1)])
     invoice = {"type": "record", "name": "Invoice", "namespace": "com.shop", "fields": [
         {"name": "to", "type": "com.shop.Customer"}, {"name": "ship", "type": ["null", "com.shop.Address"]}]}
-    refs = [ConfluentReference("com.shop.Customer", "customer", 1), ConfluentReference("com.shop.Address", "address", 1)]
+    refs = [ConfluentReference("com.shop.Customer", "customer", 1),
+            ConfluentReference("com.shop.Address", "address", 1)]
     value = {"to": {"home": {"street": "Elm", "zip": "9"}}, "ship": {"street": "Oak", "zip": None}}
     framed = serialize(client, invoice, value, refs)
     source = ConfluentSource(client)

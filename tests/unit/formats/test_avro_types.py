@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.formats.avro import avro_decoder, avro_schema_for
+from kafka_spark.formats.avro import avro_decoder, avro_encoder, avro_schema_for
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
 from kafka_spark.formats.spark_ddl import arrow_to_spark_ddl, struct_fields_ddl
 
@@ -122,10 +122,11 @@ def _fields(t: pa.DataType) -> list[pa.Field]:
 
 
 def test_every_field_is_nullable_and_the_order_is_the_schemas() -> None:
+    names = [f"f{i:02}" for i in range(len(MAPPINGS))][::-1]
     schema = {"type": "record", "name": "R", "namespace": "x", "fields": [
-        {"name": name, "type": avro} for name, (avro, _) in zip("abcdefghijklmnopqrstuvwxyz", MAPPINGS[:26])]}
+        {"name": name, "type": avro} for name, (avro, _) in zip(names, MAPPINGS, strict=True)]}
     t = arrow_of(schema)
-    assert t.names == list("abcdefghijklmnopqrstuvwxyz")
+    assert t.names == names
     assert all(f.nullable for f in _fields(t))
 
 
@@ -319,3 +320,17 @@ def test_struct_fields_ddl_is_a_dataframe_schema() -> None:
 def test_arrow_to_spark_ddl_refuses_types_spark_lacks() -> None:
     with pytest.raises(ConfigError, match="uint32"):
         arrow_to_spark_ddl(pa.struct([("u", pa.uint32())]))
+
+
+def test_a_top_level_union_of_a_referenced_type_decodes() -> None:
+    address = RegisteredSchema(json.dumps({"type": "record", "name": "Address", "namespace": "com.x", "fields": [
+        {"name": "s", "type": "string"}]}), subject="address", version=1)
+    top = RegisteredSchema(json.dumps(["null", "com.x.Address"]),
+                           references=(SchemaReference("com.x.Address", "address", 1),), id=5)
+    decoder = avro_decoder(top, Source({5: top}, {("address", 1): address}))
+    assert decoder.arrow_type == pa.struct([("s", pa.string())])
+    assert decoder.decode(5, (), b"\x02\x02x") == {"s": "x"}
+    assert decoder.decode(5, (), b"\x00") is None
+    encoder = avro_encoder(top, Source({5: top}, {("address", 1): address}))
+    assert encoder.encode({"s": "x"}) == ((), b"\x02\x02x")
+    assert encoder.encode(None) == ((), b"\x00")
