@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_spark.client import config as client_config
-from kafka_spark.formats import json_schema, protobuf_values
+from kafka_spark.formats import avro_types, json_schema, protobuf_values
 from kafka_spark.formats import options as payload_options
 from kafka_spark.formats import registry_settings as registry
 from kafka_spark.spark import log_options, options, write_options
@@ -58,7 +58,11 @@ def _decoding_defaults() -> dict[str, str]:
         out[f"{side.side}Format"] = payload_options.BINARY
         out[f"{side.side}SubjectNameStrategy"] = side.strategy
         out[f"{side.side}SchemaVersion"] = "latest" if side.version is None else str(side.version)
-    codecs = {**protobuf_values.OPTION_DEFAULTS, **json_schema.OPTION_DEFAULTS}
+    avro = avro_types.AvroOptions()
+    codecs = {**protobuf_values.OPTION_DEFAULTS, **json_schema.OPTION_DEFAULTS,
+              "recursiveFieldMaxDepth": str(avro.recursive_field_max_depth),
+              "enableStableIdentifiersForUnionType": str(avro.stable_union_ids).lower(),
+              "stableIdentifierPrefixForUnionType": avro.stable_union_prefix}
     out.update({name: codecs[name] for name in payload_options.CODEC_OPTIONS if name in codecs})
     return out
 
