@@ -80,7 +80,7 @@ def log_source_defaults() -> dict[str, str]:
 
 def sink_options() -> tuple[str, ...]:
     """The `pykafka` sink's option names, lower-cased as its parser declares them (matched case-insensitively)."""
-    return tuple(sorted(write_options._SINK_OPTIONS))
+    return (*sorted(write_options._SINK_OPTIONS), *write_options.WRITE_PAYLOAD_OPTIONS)
 
 
 def sink_defaults() -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""Spark's redaction of data source options, extended to the secret `kafka.*` options it would show.
+"""Spark's redaction of data source options, extended to the secret `kafka.*` and `schema.registry.*` options it
+would show.
 
 Spark prints a source's options in plans (explain, the UI's SQL pages, the event log), hiding those whose
 key or value matches `spark.redaction.regex` (default `(?i)secret|password|token|access[.]?key`) or
@@ -12,11 +13,14 @@ from __future__ import annotations
 import re
 
 from kafka_spark.client.config import SECRET_KEYS
+from kafka_spark.formats.registry_settings import SECRET_OPTIONS as REGISTRY_SECRET_OPTIONS
 
 OPTIONS_REGEX_CONF = "spark.sql.redaction.options.regex"
 SPARK_DEFAULT_OPTIONS_REGEX = "(?i)url"
-# Every secret client property as a `kafka.` option; Java regex, case-insensitive only inside the group.
-SECRET_OPTIONS_REGEX = "(?i:" + "|".join(re.escape(f"kafka.{key}") for key in sorted(SECRET_KEYS)) + ")"
+# Every secret client property as a `kafka.` option, and the schema registry's secret options; Java regex,
+# case-insensitive only inside the group.
+SECRET_OPTIONS_REGEX = "(?i:" + "|".join(re.escape(name) for name in sorted(
+    {f"kafka.{key}" for key in SECRET_KEYS} | set(REGISTRY_SECRET_OPTIONS))) + ")"
 
 
 def redaction_regex(current: str | None) -> str:

@@ -1,13 +1,16 @@
 """Sink options and column checks of a `pykafka` write, with the rules and messages of Spark's Kafka sink
-(no pyspark here)."""
+(no pyspark here), and the options that serialise keys and values with registered schemas."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.errors import ConfigError
+from kafka_spark.formats.encoding import WritePayloads, writer_choice
+from kafka_spark.formats.options import OPTION_NAMES as PAYLOAD_OPTIONS
+from kafka_spark.formats.options import REGISTRY_PREFIX, payload_options
 
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 
@@ -19,6 +22,12 @@ _UNSUPPORTED_KAFKA = {
 }
 # checkpointLocation reaches a stream sink's options with the rest
 _SINK_OPTIONS = {"topic", "path", "checkpointlocation", "exactlyonce", "transactionalidprefix"}
+# keyFormat / valueFormat and the rest of a side's options (the read's `mode` and codec options do not apply)
+_SIDE_OPTIONS = {n.lower(): n for n in PAYLOAD_OPTIONS if n.startswith(("key", "value"))}
+# Confluent's serializer settings, under their own names
+SERIALIZER_SETTINGS = ("auto.register.schemas", "use.latest.version", "normalize.schemas")
+# The options that serialise keys and values, as users spell them (besides schema.registry.*)
+WRITE_PAYLOAD_OPTIONS = (*_SIDE_OPTIONS.values(), *SERIALIZER_SETTINGS)
 # A task's transaction stays open until the driver commits the whole job or micro-batch: the broker's cap
 # (transaction.max.timeout.ms, 15 minutes by default) rather than the Java producer's one minute.
 EXACTLY_ONCE_TIMEOUT_MS = "900000"
@@ -33,6 +42,8 @@ class SinkOptions:
     topic: str | None = None
     exactly_once: bool = False
     transactional_id_prefix: str | None = None
+    # keyFormat / valueFormat: the sides serialised with registered schemas
+    payloads: WritePayloads | None = None
 
     def client_config(self) -> ClientConfig:
         """The producer's configuration."""
@@ -44,9 +55,12 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     kafka = {k[len("kafka."):]: v for k, v in options.items() if k.lower().startswith("kafka.")}
     for name in options:
         lowered = name.lower()
-        if not lowered.startswith("kafka.") and lowered not in _SINK_OPTIONS:
-            raise ConfigError(f"unknown option {name!r} for a pykafka write; known: topic, and kafka.* for the "
-                              "Kafka producer.")
+        if (not lowered.startswith(("kafka.", REGISTRY_PREFIX)) and lowered not in _SINK_OPTIONS
+                and lowered not in _SIDE_OPTIONS and lowered not in SERIALIZER_SETTINGS):
+            raise ConfigError(f"unknown option {name!r} for a pykafka write; known: topic, exactlyOnce, "
+                              "transactionalIdPrefix, keyFormat / valueFormat with their subject and schema options, "
+                              f"{', '.join(SERIALIZER_SETTINGS)}, schema.registry.*, and kafka.* for the Kafka "
+                              "producer.")
     for key in kafka:
         if key.lower() in _UNSUPPORTED_KAFKA:
             raise ConfigError(_UNSUPPORTED_KAFKA[key.lower()])
@@ -58,9 +72,35 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         kafka["enable.idempotence"] = "true"
     topic = _option(options, "topic")
     exactly_once, prefix = _exactly_once(options, kafka)
-    sink = SinkOptions(kafka, topic.strip() if topic is not None else None, exactly_once, prefix)
+    sink = SinkOptions(kafka, topic.strip() if topic is not None else None, exactly_once, prefix,
+                       write_payloads(options))
     sink.client_config()  # bad producer properties fail at planning, naming the property
     return sink
+
+
+def write_payloads(options: Mapping[str, str]) -> WritePayloads | None:
+    """The sides `keyFormat` / `valueFormat` serialise, with their writer-schema choice (no schema derived yet);
+    None when both are binary. ConfigError for a bad value, or a setting without a format."""
+    sides = {k: v for k, v in options.items()
+             if k.lower() in _SIDE_OPTIONS or k.lower().startswith(REGISTRY_PREFIX)}
+    settings = {k: v for k, v in options.items() if k.lower() in SERIALIZER_SETTINGS}
+    parsed = payload_options(sides)
+    if parsed is None:
+        if settings:
+            raise ConfigError(f"option {sorted(settings)[0]!r} needs valueFormat or keyFormat (avro, protobuf or "
+                              "json-schema)")
+        return None
+    key, value = (None if s is None else writer_choice(s, _side_settings(options, s.side, settings))
+                  for s in (parsed.key, parsed.value))
+    return WritePayloads(parsed.registry, key, value)
+
+
+def _side_settings(options: Mapping[str, str], side: str, settings: dict[str, str]) -> dict[str, str]:
+    # `valueSchemaVersion=latest` asks for what use.latest.version does
+    version = _option(options, f"{side}SchemaVersion")
+    if version is not None and version.strip().lower() == "latest":
+        return {**{k.lower(): v for k, v in settings.items()}, "use.latest.version": "true"}
+    return settings
 
 
 def _option(options: Mapping[str, str], name: str) -> str | None:
@@ -90,18 +130,21 @@ def _exactly_once(options: Mapping[str, str], kafka: dict[str, str]) -> tuple[bo
     return True, None if prefix is None else prefix.strip()
 
 
-def check_columns(columns: Mapping[str, str], topic: str | None) -> None:
+def check_columns(columns: Mapping[str, str], topic: str | None, serialised: Collection[str] = ()) -> None:
     """Spark's sink contract for the input columns (name -> Spark catalog type string): a string `topic`
-    unless the option names one, a string or binary `value`, and optional `key`, `headers`, `partition`."""
+    unless the option names one, a string or binary `value`, and optional `key`, `headers`, `partition`.
+    The `serialised` sides (`key`, `value`) may have any type: a registered schema writes them."""
     if topic is None:
         if "topic" not in columns:
             raise ConfigError("topic option required when no 'topic' attribute is present. Use the topic option "
                               "for setting a topic.")
         _check_type(columns, "topic", ("string",))
-    _check_type(columns, "key", ("string", "binary"))
+    if "key" not in serialised:
+        _check_type(columns, "key", ("string", "binary"))
     if "value" not in columns:
         raise ConfigError("Required attribute 'value' not found")
-    _check_type(columns, "value", ("string", "binary"))
+    if "value" not in serialised:
+        _check_type(columns, "value", ("string", "binary"))
     _check_type(columns, "headers", (HEADERS_TYPE,))
     _check_type(columns, "partition", ("int",))
 

@@ -1,8 +1,9 @@
-"""Rows of a `pykafka` write (Arrow batches of Spark's Kafka-sink columns) into a producer (no pyspark here)."""
+"""Rows of a `pykafka` write (Arrow batches of Spark's Kafka-sink columns) into a producer (no pyspark here), with
+keys and values serialised first when `keyFormat` / `valueFormat` ask for it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from kafka_spark.errors import ConfigError
@@ -11,6 +12,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from kafka_spark.client.producer import Producer, SentRecords
+    from kafka_spark.formats.encoding import WritePayloads
 
 # Records sent before the delivered calls are dropped: bounds memory on large tasks.
 _PRUNE_EVERY = 65536
@@ -33,6 +35,32 @@ def produce_rows(producer: Producer, batches: Iterable[pa.RecordBatch], topic: s
     return count
 
 
+def serialised(batches: Iterable[pa.RecordBatch], payloads: WritePayloads | None,
+               topic: str | None) -> Iterator[pa.RecordBatch]:
+    """`batches` with the `key` / `value` columns `payloads` serialises turned into Confluent-framed bytes, each
+    row's with the writer schema of its topic (unchanged without `payloads`). PayloadError for a row whose key
+    or value does not fit."""
+    if payloads is None:
+        yield from batches
+        return
+    import pyarrow as pa
+
+    from kafka_spark.formats.encoding import encode_side
+
+    for batch in batches:
+        if not batch.num_rows:
+            yield batch
+            continue
+        topics = _topics(batch, topic)
+        columns = list(batch.columns)
+        for side in payloads.sides:
+            if side.side in batch.schema.names:
+                at = batch.schema.get_field_index(side.side)
+                framed = encode_side(side, payloads.registry, columns[at].to_pylist(), topics)
+                columns[at] = pa.array(framed, pa.binary())
+        yield pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
 def first_topic(batch: pa.RecordBatch, topic: str | None) -> str | None:
     """The topic of the first row (the `topic` option wins over the column)."""
     if topic is not None or batch.num_rows == 0:
@@ -53,20 +81,24 @@ def _send_batch(producer: Producer, batch: pa.RecordBatch, topic: str | None, se
     if not rows:
         return 0
     names = batch.schema.names
-    if topic is None:
-        column = batch.column("topic")
-        if column.null_count:
-            raise ConfigError("The Kafka message data sent to the producer contains a null topic. Use the `topic` "
-                              "option for setting a default topic.")
-        topics: str | list[str] = column.to_pylist()
-    else:
-        topics = topic
+    topics = _topics(batch, topic)
     keys = _bytes_column(batch, "key") if "key" in names else None
     partitions = batch.column("partition").to_pylist() if "partition" in names else None
     headers = _headers(batch.column("headers")) if "headers" in names else None
     sent.append(producer.send_many(topics, _bytes_column(batch, "value"), keys=keys, partitions=partitions,
                                    headers=headers))
     return rows
+
+
+def _topics(batch: pa.RecordBatch, topic: str | None) -> str | list[str]:
+    """The `topic` option, else each row's topic (which must not be null)."""
+    if topic is not None:
+        return topic
+    column = batch.column("topic")
+    if column.null_count:
+        raise ConfigError("The Kafka message data sent to the producer contains a null topic. Use the `topic` "
+                          "option for setting a default topic.")
+    return column.to_pylist()
 
 
 def _bytes_column(batch: pa.RecordBatch, name: str) -> list[bytes | None]:

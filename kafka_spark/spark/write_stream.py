@@ -10,6 +10,7 @@ from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMess
 
 from kafka_spark.spark.write import KafkaCommitMessage, end_task_transactions, partition_id, write_at_least_once
 from kafka_spark.spark.write_options import SinkOptions
+from kafka_spark.spark.write_rows import serialised
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -41,6 +42,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         # The query id survives restarts from the same checkpoint, so a replayed batch reuses its task's ids.
         prefix = self.options.transactional_id_prefix or f"pykafka-{query_id}"
         mark = BatchMark(query_id, int(batch_id))
+        iterator = serialised(iterator, self.options.payloads, self.options.topic)
         outcome = write_in_transaction(self.options, transactional_id(prefix, partition_id()), iterator, mark)
         return KafkaCommitMessage.of(outcome)
 

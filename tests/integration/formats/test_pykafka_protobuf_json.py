@@ -9,7 +9,7 @@ import json
 
 from confluent_kafka.schema_registry.json_schema import JSONSerializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
-from protos import message_class
+from harness.protos import message_class
 from registry_records import produce, serialize
 
 MONEY = """syntax = "proto3";

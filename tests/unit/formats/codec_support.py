@@ -3,44 +3,28 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import uuid
 from typing import Any
 
-import grpc_tools
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError as ConfluentRegistryError
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer, ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-from grpc_tools import protoc
+from harness.protos import descriptor_set
 
 from kafka_spark.errors import SchemaRegistryError
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
 from kafka_spark.formats.wire import split
 
-WELL_KNOWN = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
 TOPIC = "orders"
 VALUE = SerializationContext(TOPIC, MessageField.VALUE)
 
 
 def compile_protos(files: dict[str, str]) -> descriptor_pool.DescriptorPool:
     """A fresh pool holding `files` ({import path: .proto text}) and everything they import."""
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, text in files.items():
-            path = os.path.join(tmp, "src", name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
-        out = os.path.join(tmp, "out.pb")
-        code = protoc.main(["protoc", f"-I{os.path.join(tmp, 'src')}", f"-I{WELL_KNOWN}", "--include_imports",
-                            f"--descriptor_set_out={out}", *files])
-        assert code == 0, f"protoc failed on {sorted(files)}"
-        with open(out, "rb") as f:
-            fds = descriptor_pb2.FileDescriptorSet.FromString(f.read())
     pool = descriptor_pool.DescriptorPool()
-    for file in fds.file:
+    for file in descriptor_pb2.FileDescriptorSet.FromString(descriptor_set(files)).file:
         pool.Add(file)
     return pool
 
