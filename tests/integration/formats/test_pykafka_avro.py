@@ -100,3 +100,27 @@ def test_stream_decodes_each_micro_batch(spark, kafka, registry, confluent_regis
     query.awaitTermination(120)
     assert query.exception() is None
     assert sorted(seen) == list(range(5))
+
+
+def test_registry_credentials_work_and_never_show_in_plans_or_errors(spark, kafka, topic_name, capsys):
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from harness.schema_registry import RegistryServer
+
+    secret = "r3gistry-s3cret-9f2"
+    kafka.create_topic(topic_name)
+    with RegistryServer(users={"svc": secret}) as private:
+        client = SchemaRegistryClient({"url": private.url, "basic.auth.user.info": f"svc:{secret}"})
+        produce(kafka.bootstrap, topic_name, serialize(avro_serializer(client, ORDER_V1), topic_name, [order(1)]))
+        options = read_options(private.url, kafka.bootstrap, topic_name,
+                               **{"schema.registry.basic.auth.user.info": f"svc:{secret}"})
+        df = load(spark, options)
+        assert [r["value"]["id"] for r in df.collect()] == [1]
+        assert secret not in df._jdf.queryExecution().toString()
+        for mode in ("simple", "extended", "formatted"):
+            df.explain(mode)
+        assert secret not in capsys.readouterr().out
+
+        wrong = {**options, "schema.registry.basic.auth.user.info": "svc:not-the-password"}
+        with pytest.raises(Exception, match="401") as refused:
+            load(spark, wrong).collect()
+        assert "not-the-password" not in str(refused.value)
