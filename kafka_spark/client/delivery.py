@@ -97,16 +97,23 @@ class SentRecords:
         return cast("list[RecordFuture]", out)
 
 
-@dataclass
+@dataclass(eq=False)
 class QueuedBatch:
-    """One partition's records queued together: open while it takes records, then sent as one record batch."""
+    """One partition's records queued together: open while it takes records, then sent as one record batch.
+
+    An idempotent producer numbers it when it is first sent (`producer_id`, `producer_epoch`, `base_sequence`);
+    `sequence_reset` says those were rewritten since the last send (see `client/sequences.py`). Batches compare
+    by identity."""
 
     tp: TopicPartition
     created: float
     records: list[OutgoingRecord] = field(default_factory=list)
     size: int = BATCH_OVERHEAD
     attempts: int = 0
+    producer_id: int = -1
+    producer_epoch: int = -1
     base_sequence: int = -1
+    sequence_reset: bool = False
     encoded: bytes | None = None
     retry_at: float = 0.0
     done: threading.Event = field(default_factory=threading.Event)

@@ -3,11 +3,13 @@
 `send()` appends a record to its partition's open batch and returns a `RecordFuture`; `send_many()` appends
 many records at once, into the same batches, and returns one `SentRecords`. Both wait while the queued records
 take ``buffer.memory`` bytes (at most ``max.block.ms``). A sender thread ships batches that are full or older
-than ``linger.ms``, one Produce request per leader at a time (so retries cannot reorder), retries retriable
-errors after a metadata refresh until ``delivery.timeout.ms``, and resolves the futures with the assigned offsets. With
-``enable.idempotence`` the broker drops duplicates of retried batches by producer id and sequence. With
-``transactional.id`` records are written inside transactions (`init_transactions`, `begin_transaction`,
-`commit_transaction`, `abort_transaction`; see `client/transactions.py`).
+than ``linger.ms`` with up to ``max.in.flight.requests.per.connection`` Produce requests unanswered per broker,
+retries retriable errors after a metadata refresh until ``delivery.timeout.ms``, and resolves the futures with
+the assigned offsets (`client/sender.py` says how retries keep or may change a partition's order). With
+``enable.idempotence`` (at most 5 requests in flight) the broker drops duplicates of retried batches by producer
+id and sequence and the order is kept. With ``transactional.id`` records are written inside transactions
+(`init_transactions`, `begin_transaction`, `commit_transaction`, `abort_transaction`; see
+`client/transactions.py`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 import threading
 import time
 from bisect import bisect_right
+from collections import deque
 from collections.abc import Mapping, Sequence
 from functools import partial
 from itertools import repeat
@@ -39,12 +42,13 @@ from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.partitioner import StickyPartitioner
 from kafka_spark.client.records_adapter import OutgoingRecord
 from kafka_spark.client.retry import Backoff, retries_end_within
-from kafka_spark.client.sender import BatchSender
+from kafka_spark.client.sender import BatchSender, PendingProduce
+from kafka_spark.client.sequences import MAX_IN_FLIGHT_IDEMPOTENT, Sequences
 from kafka_spark.client.transactions import (
     TransactionHandle,
     Transactions,
 )
-from kafka_spark.errors import KafkaSparkError
+from kafka_spark.errors import ConfigError, KafkaSparkError
 
 log = logging.getLogger(__name__)
 
@@ -58,18 +62,23 @@ class Producer(BatchSender):
 
     def __init__(self, config: ClientConfig | Mapping[str, Any] | Cluster) -> None:
         if isinstance(config, Cluster):
+            _check_in_flight(config.config)
             self.cluster, self._owns_cluster = config, False
         else:
             # Like the Java producer, sending to a missing topic asks the broker to create it
             # (where the broker allows it), unless the property says otherwise.
             config = config if isinstance(config, ClientConfig) else ClientConfig(config)
+            _check_in_flight(config)
             if "allow.auto.create.topics" not in config.properties():
                 config = config.with_overrides({"allow.auto.create.topics": True})
             self.cluster, self._owns_cluster = Cluster(config), True
         self.config = self.cluster.config
         self._partitioner = StickyPartitioner()
         self._batches: dict[TopicPartition, QueuedBatch] = {}
-        self._ready: list[QueuedBatch] = []
+        self._ready: dict[TopicPartition, deque[QueuedBatch]] = {}
+        self._requests: dict[int, deque[PendingProduce]] = {}
+        self._muted: set[TopicPartition] = set()
+        self._drain_from = 0
         self._cond = threading.Condition()
         self._closed = False
         self._unsent = 0
@@ -79,10 +88,8 @@ class Producer(BatchSender):
         self._max_block = self.config.max_block_ms / 1000
         self._max_age = self.config.metadata_max_age_ms / 1000
         self._backoff = Backoff(self.config.retry_backoff_ms, self.config.retry_backoff_max_ms)
-        self._producer_id = -1
-        self._producer_epoch = -1
-        self._sequences: dict[TopicPartition, int] = {}
         tid = self.config.transactional_id
+        self._seq = Sequences(tid is not None) if self.config.enable_idempotence else None
         self._txn = None if tid is None else Transactions(self.cluster, tid, self.config.transaction_timeout_ms)
         self._txn_error: BaseException | None = None
         self._sender = threading.Thread(target=self._run, name="kafka-spark-producer", daemon=True)
@@ -320,9 +327,9 @@ class Producer(BatchSender):
         """Get the producer id and a new epoch for the transactional id; fences older producers of the id and
         aborts the transaction they left open."""
         handle = self._transactions().init()
+        assert self._seq is not None  # a transactional producer is idempotent
         with self._cond:
-            self._producer_id, self._producer_epoch = handle.producer_id, handle.producer_epoch
-            self._sequences.clear()
+            self._seq.reset(handle.producer_id, handle.producer_epoch)
         return handle
 
     def begin_transaction(self) -> None:
@@ -363,6 +370,24 @@ class Producer(BatchSender):
         except ProducerError as exc:
             log.info("%s: records still failing while aborting: %s", txn.transactional_id, exc)
         txn.end(commit=False)
+        if self._txn_error is not None:
+            # A batch that failed may still have been appended, leaving the broker's sequence ahead of ours: a new
+            # epoch starts every partition at 0 (the Java producer bumps the epoch after such an abort).
+            self.init_transactions()
+
+
+def _check_in_flight(config: ClientConfig) -> None:
+    # Java's ProducerConfig rule: more than 5 in flight with idempotence asked for explicitly is an error; when
+    # only transactional.id implies it, Java turns idempotence off and then refuses the transactional.id.
+    in_flight = config.max_in_flight
+    if not config.enable_idempotence or in_flight <= MAX_IN_FLIGHT_IDEMPOTENT:
+        return
+    if "enable.idempotence" in config.properties():
+        raise ConfigError("Must set max.in.flight.requests.per.connection to at most 5 to use the idempotent "
+                          "producer.")
+    raise ConfigError("Cannot set a transactional.id without also enabling idempotence. (Idempotence is off "
+                      f"because max.in.flight.requests.per.connection is set to {in_flight}, which is greater than "
+                      "5.)")
 
 
 def _record_size(key_bytes: Any, value_bytes: Any, header_bytes: Any) -> Any:

@@ -66,9 +66,11 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
             raise ConfigError(_UNSUPPORTED_KAFKA[key.lower()])
     if "bootstrap.servers" not in kafka and "zookeeper.connect" not in kafka:
         raise ConfigError("Option 'kafka.bootstrap.servers' must be specified for configuring Kafka producer")
-    # The Java producer's default since Kafka 3.0: idempotent, unless acks was lowered and idempotence
-    # was not asked for (then it is off rather than a configuration error).
-    if "enable.idempotence" not in kafka and str(kafka.get("acks", "all")).strip().lower() in ("all", "-1"):
+    # The Java producer's default since Kafka 3.0: idempotent, unless acks was lowered, more than 5 requests in
+    # flight or no retries were asked for and idempotence was not (then it is off rather than a configuration error).
+    if "enable.idempotence" not in kafka and str(kafka.get("acks", "all")).strip().lower() in ("all", "-1") \
+            and _int_property(kafka, "max.in.flight.requests.per.connection", 5) <= 5 \
+            and _int_property(kafka, "retries", 1) != 0:
         kafka["enable.idempotence"] = "true"
     topic = _option(options, "topic")
     exactly_once, prefix = _exactly_once(options, kafka)
@@ -101,6 +103,14 @@ def _side_settings(options: Mapping[str, str], side: str, settings: dict[str, st
     if version is not None and version.strip().lower() == "latest":
         return {**{k.lower(): v for k, v in settings.items()}, "use.latest.version": "true"}
     return settings
+
+
+def _int_property(kafka: Mapping[str, str], name: str, default: int) -> int:
+    # Malformed numbers are ClientConfig's to report, naming the property.
+    try:
+        return int(str(kafka.get(name, default)).strip())
+    except ValueError:
+        return default
 
 
 def _option(options: Mapping[str, str], name: str) -> str | None:

@@ -1,12 +1,17 @@
-"""Our producer, read back by Kafka's console consumer, partitions records like the Java producer."""
+"""Our producer, read back by Kafka's console consumer, partitions records like the Java producer; with five
+Produce requests in flight, idempotent and transactional writes hold every record once, in order per partition."""
 
 from __future__ import annotations
+
+import time
+import uuid
 
 import pytest
 
 from kafka_spark.cli.main import main as cli
 from kafka_spark.client import KafkaClient, Producer, ProducerError, TopicPartition
 from kafka_spark.client.config import COMPRESSION_TYPES
+from kafka_spark.errors import BrokerError
 
 KEYS = [f"key-{i}" for i in range(40)]
 
@@ -74,3 +79,95 @@ def test_offsets_are_assigned_in_order_and_errors_are_typed(kafka, topic_name):
     with KafkaClient({"bootstrap.servers": kafka.bootstrap}) as client:
         tp = TopicPartition(topic_name, 0)
         assert client.latest_offsets([tp])[tp] == 35
+
+
+PARTITIONS = 4
+PER_PARTITION = 4000
+
+
+def _many_records(producer: Producer, topic: str) -> dict[int, list[bytes]]:
+    """PER_PARTITION records of 100 B to each partition, in one call, partition by partition interleaved."""
+    values = {p: [b"p%d-%06d-" % (p, i) + b"v" * 88 for i in range(PER_PARTITION)] for p in range(PARTITIONS)}
+    order = [(i, p) for i in range(PER_PARTITION) for p in range(PARTITIONS)]
+    sent = producer.send_many(topic, [values[p][i] for i, p in order], partitions=[p for _, p in order])
+    return values if sent.get(30) == len(order) else {}
+
+
+def _read_back(bootstrap: str, topic: str, committed: bool = False,
+               partitions: int = PARTITIONS) -> dict[int, list[bytes]]:
+    isolation = "read_committed" if committed else "read_uncommitted"
+    with KafkaClient({"bootstrap.servers": bootstrap, "isolation.level": isolation}) as client:
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
+        ends = client.latest_offsets(tps)
+        out: dict[int, list[bytes]] = {}
+        for tp in tps:
+            table = client.fetch(topic, tp.partition, 0, ends[tp]).read_all()
+            out[tp.partition] = [] if table is None else table.column("value").to_pylist()
+    return out
+
+
+def _in_flight_peak(producer: Producer) -> list[int]:
+    # the most Produce requests the sender had unanswered to one broker, sampled before each wait for an answer
+    peak = [0]
+    receive = producer._receive_oldest
+
+    def sampled() -> None:
+        peak[0] = max(peak[0], *(len(q) for q in producer._requests.values()))
+        receive()
+
+    producer._receive_oldest = sampled  # type: ignore[method-assign]
+    return peak
+
+
+def test_five_in_flight_idempotent_writes_each_record_once_in_order(kafka, topic_name):
+    kafka.create_topic(topic_name, partitions=PARTITIONS)
+    config = {"bootstrap.servers": kafka.bootstrap, "enable.idempotence": True, "batch.size": 4096,
+              "linger.ms": 5, "max.in.flight.requests.per.connection": 5}
+    started = time.monotonic()
+    with Producer(config) as producer:
+        peak = _in_flight_peak(producer)
+        values = _many_records(producer, topic_name)
+    took = time.monotonic() - started
+    assert _read_back(kafka.bootstrap, topic_name) == values
+    print(f"{PARTITIONS * PER_PARTITION} records, {took:.2f}s, at most {peak[0]} requests in flight")
+    assert 1 < peak[0] <= 5
+
+
+def test_five_in_flight_transactional_writes_each_record_once_in_order(kafka, topic_name):
+    kafka.create_topic(topic_name, partitions=PARTITIONS)
+    config = {"bootstrap.servers": kafka.bootstrap, "transactional.id": f"inflight-{uuid.uuid4().hex[:8]}",
+              "batch.size": 4096, "linger.ms": 5, "max.in.flight.requests.per.connection": 5}
+    with Producer(config) as producer:
+        peak = _in_flight_peak(producer)
+        producer.init_transactions()
+        producer.begin_transaction()
+        aborted = _many_records(producer, topic_name)
+        producer.abort_transaction()
+        producer.begin_transaction()
+        values = _many_records(producer, topic_name)
+        producer.commit_transaction()
+    assert aborted == values
+    deadline = time.monotonic() + 30  # the commit markers are written after EndTxn is answered
+    while (got := _read_back(kafka.bootstrap, topic_name, committed=True)) != values and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert got == values
+    assert 1 < peak[0] <= 5
+
+
+def test_a_batch_refused_for_good_among_five_in_flight_leaves_the_others_once_in_order(kafka, topic_name):
+    # A compacted topic refuses a record without a key (INVALID_RECORD): the batch holding one fails, the batches
+    # after it in flight are refused out of order, and the producer bumps its epoch and writes them again from 0.
+    kafka.create_topic(topic_name, partitions=1, configs={"cleanup.policy": "compact"})
+    config = {"bootstrap.servers": kafka.bootstrap, "enable.idempotence": True, "batch.size": 1000,
+              "linger.ms": 60000, "max.in.flight.requests.per.connection": 5}
+    values = [b"%05d-" % i + b"v" * 94 for i in range(140)]  # 7 records a batch
+    keys = [None if i == 20 else b"k%d" % i for i in range(140)]  # record 20: in the third batch (14..20)
+    with Producer(config) as producer:
+        sent = producer.send_many(topic_name, values, keys=keys, partitions=[0] * 140)
+        producer.flush(30)
+        futures = sent.futures()
+        with pytest.raises(BrokerError, match="INVALID_RECORD"):
+            futures[20].get(0)
+        offsets = [f.get(0).offset for f in futures[:14] + futures[21:]]
+    assert offsets == list(range(133))
+    assert _read_back(kafka.bootstrap, topic_name, partitions=1)[0] == values[:14] + values[21:]

@@ -60,3 +60,15 @@ def test_column_errors(columns, message):
     with pytest.raises(ConfigError) as info:
         check_columns(columns, None)
     assert str(info.value) == message or str(info.value).startswith(message)
+
+
+@pytest.mark.parametrize(("given", "idempotent"), [
+    ({}, "true"),
+    ({"kafka.max.in.flight.requests.per.connection": "5"}, "true"),
+    ({"kafka.max.in.flight.requests.per.connection": "10"}, None),  # Java: more than 5 in flight turns it off
+    ({"kafka.retries": "0"}, None),
+    ({"kafka.acks": "1"}, None),
+])
+def test_idempotence_is_the_default_only_where_javas_producer_makes_it_so(given, idempotent):
+    sink = parse_sink_options({"kafka.bootstrap.servers": "b:9092", **given})
+    assert sink.kafka.get("enable.idempotence") == idempotent
