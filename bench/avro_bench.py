@@ -1,0 +1,519 @@
+"""Avro through a schema registry: format("pykafka") decoding in its tasks against Spark's from_avro, one topic.
+
+    .venv/bin/python bench/avro_bench.py              # 1,000,000 records, 3 runs
+    .venv/bin/python bench/avro_bench.py --quick      # 100,000 records, 2 runs
+
+One broker (kafka_spark.local) and one Confluent-compatible test registry (tests/harness). The records are
+bench/avro_decode.py's 10-field order (nested record, array, map, enum, decimal, timestamp and date), registered
+under `<topic>-value`, framed in Confluent's wire format and produced once to a 2-partition topic. Then, each
+--runs times, the order reversed on every other run, after --warmup-rounds unrecorded rounds on a small topic:
+
+- noop: `format("pykafka")` with `valueFormat=avro` (decoded in the task that fetched the records) against
+  `format("kafka")` + open-source `from_avro(substring(value, 6), schema)`, both into `write.format("noop")`;
+- delta: `kafka_spark.delta.load` with `value_format="avro"` (offsets in the commit) against `format("kafka")` +
+  `from_avro` + a plain Delta append; a fresh table each run;
+- ceilings: fastavro alone over the bare payloads, our decoder as a task runs it (`decode_batch`: framing, decode,
+  `pa.array`) over Arrow batches of the framed values, both in this process on one core; and `format("pykafka")`
+  without decoding into noop, the source's own floor on these bytes.
+
+Spark runs are timed from `load()` (planning, and for pykafka the registry lookup, are the user's time too) to
+the action's end. Every run is checked: the Spark noop runs carry an observation (count, and the sum of the
+decoded `id`, or of the value lengths when nothing is decoded), the Delta tables are read back after the clock
+stops, the ceilings sum their decoded ids. Writes bench/results/avro-<stamp>.md and .json (and avro-latest.*).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the test registry server (harness.schema_registry)
+
+from bench.avro_decode import SCHEMA, payloads  # noqa: E402
+from bench.installed import compile_package  # noqa: E402
+
+SPARK_CONF = {"spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2"}
+PARTITIONS = 2
+WARMUP_RECORDS = 50_000
+# The JVM keeps compiling the Avro paths (from_avro; Arrow to rows of nested structs) well past one pass over
+# 20,000 records: the first measured runs came out 2x (from_avro) to several times (pykafka) slower than later ones.
+WARMUP_ROUNDS = 2
+# Records per Arrow batch handed to the in-process decoder: the source's 8 MiB fetches hold ~90,000 of these
+# records, and the per-call cost of decode_batch is negligible from a few thousand up.
+CEILING_CHUNK = 50_000
+PRODUCE_CHUNK = 50_000
+FIRST_ID = 1_000_000_000  # avro_decode.payloads: record i has id FIRST_ID + i
+
+
+@dataclass(frozen=True)
+class Contender:
+    """A row of the report; `ref` marks its group's reference (Spark's from_avro)."""
+
+    name: str
+    group: str
+    label: str
+    ref: bool = False
+
+
+CONTENDERS = [
+    Contender("pykafka-avro", "noop", 'format("pykafka") valueFormat=avro → noop'),
+    Contender("kafka-from_avro", "noop", 'format("kafka") + from_avro → noop', ref=True),
+    Contender("delta-ours", "delta", "kafka_spark.delta.load value_format=avro (offsets in the commit)"),
+    Contender("delta-from_avro", "delta", 'format("kafka") + from_avro + Delta append', ref=True),
+    Contender("fastavro", "ceiling", "fastavro schemaless_reader alone, one process"),
+    Contender("decode-batch", "ceiling", "our decoder: decode_batch (framing, decode, pa.array), one process"),
+    Contender("pykafka-raw", "ceiling", 'format("pykafka") without decoding → noop'),
+]
+BY_NAME = {c.name: c for c in CONTENDERS}
+# The ceilings' per-core rates are compared with the noop reference: the same decode, no sink.
+REF_OF_GROUP = {"noop": "kafka-from_avro", "ceiling": "kafka-from_avro", "delta": "delta-from_avro"}
+IN_PROCESS = ("fastavro", "decode-batch")
+
+
+@dataclass
+class Dataset:
+    """A produced topic, its records as framed, and what every contender must read back."""
+
+    topic: str
+    schema_id: int
+    framed: list[bytes]
+    ranges: dict[int, tuple[int, int]] = field(default_factory=dict)
+    log_bytes: int = 0
+    produce_s: float = 0.0
+
+    @property
+    def records(self) -> int:
+        return len(self.framed)
+
+    @property
+    def id_sum(self) -> int:
+        n = self.records
+        return n * FIRST_ID + n * (n - 1) // 2
+
+    @property
+    def value_bytes(self) -> int:
+        return sum(map(len, self.framed))
+
+    def summary(self) -> dict[str, Any]:
+        return {"topic": self.topic, "records": self.records, "schema_id": self.schema_id,
+                "value_bytes": self.value_bytes, "log_bytes": self.log_bytes, "produce_s": self.produce_s,
+                "ranges": {str(p): list(r) for p, r in self.ranges.items()}}
+
+
+@dataclass
+class Sample:
+    """One timed run: rows read, the checksum it gives, seconds, peak Python worker RSS."""
+
+    records: int
+    checksum: int
+    seconds: float
+    rss_worker_mb: float | None = None
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+# ---- data -----------------------------------------------------------------------------------------------
+
+def register(url: str, subject: str) -> int:
+    """Register SCHEMA under `subject`; its id."""
+    request = urllib.request.Request(f"{url}/subjects/{subject}/versions", method="POST",
+                                     data=json.dumps({"schema": json.dumps(SCHEMA)}).encode(),
+                                     headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return int(json.load(answer)["id"])
+
+
+def produce(node: Any, registry_url: str, topic: str, records: int) -> Dataset:
+    """Register the schema, frame `records` orders with its id and produce them once, spread over PARTITIONS."""
+    from kafka_spark.client import KafkaClient, Producer
+    from kafka_spark.client.metadata import TopicPartition
+    from kafka_spark.formats.wire import frame
+
+    schema_id = register(registry_url, f"{topic}-value")
+    framed = [frame(schema_id, p) for p in payloads(records)]
+    # One large segment per partition: a fetch never straddles segments, as on a production broker.
+    node.create_topic(topic, partitions=PARTITIONS,
+                      configs={"segment.bytes": 1 << 30, "retention.ms": -1, "retention.bytes": -1})
+    began = time.perf_counter()
+    conf = {"bootstrap.servers": node.bootstrap, "linger.ms": 10, "batch.size": 65536, "acks": 1,
+            "buffer.memory": 64 << 20}
+    with Producer(conf) as producer:
+        sent = []
+        for at in range(0, records, PRODUCE_CHUNK):
+            chunk = framed[at:at + PRODUCE_CHUNK]
+            sent.append(producer.send_many(topic, chunk, partitions=[(at + i) % PARTITIONS
+                                                                     for i in range(len(chunk))]))
+        for s in sent:
+            s.get()
+        producer.flush()
+    data = Dataset(topic, schema_id, framed, produce_s=time.perf_counter() - began)
+    with KafkaClient({"bootstrap.servers": node.bootstrap}) as client:
+        tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
+        starts, ends = client.earliest_offsets(tps), client.latest_offsets(tps)
+    data.ranges = {tp.partition: (starts[tp], ends[tp]) for tp in tps}
+    held = sum(e - s for s, e in data.ranges.values())
+    if held != records:
+        raise SystemExit(f"{topic}: produced {records} records, the log holds {held}")
+    data.log_bytes = sum(f.stat().st_size for p in range(PARTITIONS)
+                         for f in (node.log_dir / f"{topic}-{p}").glob("*.log"))
+    return data
+
+
+# ---- contenders -----------------------------------------------------------------------------------------
+
+class Runner:
+    """Runs contenders against one broker, one registry and one SparkSession."""
+
+    def __init__(self, node: Any, registry_url: str, spark: Any, jvm_pid: int | None) -> None:
+        self.node, self.registry_url, self.spark, self.jvm_pid = node, registry_url, spark, jvm_pid
+        self._inputs: dict[str, tuple[list[bytes], list[Any]]] = {}
+
+    def run(self, name: str, data: Dataset) -> Sample:
+        if name == "fastavro":
+            return self._fastavro(data)
+        if name == "decode-batch":
+            return self._decode_batch(data)
+        if name.startswith("delta-"):
+            return self._delta(name, data)
+        return self._noop(name, data)
+
+    def expected(self, name: str, data: Dataset) -> int:
+        """The checksum `name` must give on `data`."""
+        return data.value_bytes if name == "pykafka-raw" else data.id_sum
+
+    # -- Spark
+
+    def _reader(self, fmt: str, data: Dataset, options: dict[str, str] | None = None) -> Any:
+        start = json.dumps({data.topic: {str(p): s for p, (s, _) in data.ranges.items()}})
+        end = json.dumps({data.topic: {str(p): e for p, (_, e) in data.ranges.items()}})
+        return (self.spark.read.format(fmt).option("kafka.bootstrap.servers", self.node.bootstrap)
+                .option("assign", json.dumps({data.topic: sorted(data.ranges)}))
+                .option("startingOffsets", start).option("endingOffsets", end).options(**(options or {})).load())
+
+    def _from_avro(self, data: Dataset) -> Any:
+        from pyspark.sql import functions as F
+        from pyspark.sql.avro.functions import from_avro
+
+        # Confluent's 5-byte framing cut off by hand: what a Spark user without a registry-aware reader does.
+        return self._reader("kafka", data).withColumn(
+            "value", from_avro(F.expr("substring(value, 6)"), json.dumps(SCHEMA)))
+
+    def _noop(self, name: str, data: Dataset) -> Sample:
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        observation = Observation(f"check-{uuid.uuid4().hex[:8]}")
+        with self._memory(name) as mem:
+            # From load(): planning (for pykafka, the registry lookup of the query's schema) is the user's time too.
+            started = time.perf_counter()
+            if name == "pykafka-avro":
+                df = self._reader("pykafka", data, {"valueFormat": "avro", "schema.registry.url": self.registry_url})
+            elif name == "pykafka-raw":
+                df = self._reader("pykafka", data)
+            elif name == "kafka-from_avro":
+                df = self._from_avro(data)
+            else:
+                raise ValueError(name)
+            total = F.sum(F.length("value")) if name == "pykafka-raw" else F.sum("value.id")
+            checked = df.observe(observation, F.count(F.lit(1)).alias("n"), total.alias("checksum"))
+            checked.write.format("noop").mode("overwrite").save()
+            seconds = time.perf_counter() - started
+        seen = observation.get
+        return Sample(int(seen["n"]), int(seen["checksum"] or 0), seconds, mem.peak_worker_mb)
+
+    def _delta(self, name: str, data: Dataset) -> Sample:
+        from pyspark.sql import functions as F
+
+        from kafka_spark.delta import LoadOptions, load
+
+        work = Path(tempfile.mkdtemp(prefix="avro-bench-delta-"))
+        table = str(work / "table")
+        try:
+            with self._memory(name) as mem:
+                started = time.perf_counter()
+                if name == "delta-ours":
+                    # Loads to the end of the topic: the data set is the whole topic.
+                    result = load(self.spark, LoadOptions(
+                        table=table, kafka={"bootstrap.servers": self.node.bootstrap}, topics=[data.topic],
+                        sink_id="bench", value_format="avro", schema_registry={"url": self.registry_url}))
+                    loaded: int | None = result.rows
+                elif name == "delta-from_avro":
+                    self._from_avro(data).write.format("delta").mode("append").save(table)
+                    loaded = None
+                else:
+                    raise ValueError(name)
+                seconds = time.perf_counter() - started
+            row = self.spark.read.format("delta").load(table).agg(F.count(F.lit(1)).alias("n"),
+                                                                  F.sum("value.id").alias("ids")).first()
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        if loaded is not None and loaded != row["n"]:
+            raise RuntimeError(f"{name}: load reported {loaded} rows, the table holds {row['n']}")
+        return Sample(int(row["n"]), int(row["ids"] or 0), seconds, mem.peak_worker_mb)
+
+    def _memory(self, name: str) -> Any:
+        from bench.rss import WorkerMemory
+
+        # Spark's from_avro runs in the JVM: no Python worker memory to report for it.
+        return WorkerMemory(None if name.endswith("from_avro") else self.jvm_pid)
+
+    # -- one process
+
+    def _fastavro(self, data: Dataset) -> Sample:
+        import io
+
+        import fastavro
+
+        parsed = fastavro.parse_schema(SCHEMA)
+        reader, buffer = fastavro.schemaless_reader, io.BytesIO
+        bare = self._bare(data)
+        seconds, count, ids = 0.0, 0, 0
+        for at in range(0, len(bare), CEILING_CHUNK):
+            chunk = bare[at:at + CEILING_CHUNK]
+            started = time.perf_counter()
+            values = [reader(buffer(p), parsed) for p in chunk]
+            seconds += time.perf_counter() - started
+            # The checksum outside the clock; chunks keep the decoded dicts from piling up.
+            count += len(values)
+            ids += sum(v["id"] for v in values)
+        return Sample(count, ids, seconds)
+
+    def _decode_batch(self, data: Dataset) -> Sample:
+        import pyarrow.compute as pc
+
+        from kafka_spark.formats.columns import decode_batch
+        from kafka_spark.formats.options import payload_options
+        from kafka_spark.formats.plan import plan_payloads
+
+        options = payload_options({"valueFormat": "avro", "schema.registry.url": self.registry_url})
+        assert options is not None
+        plan = plan_payloads(options, (data.topic,))
+        seconds, count, ids = 0.0, 0, 0
+        for batch in self._batches(data):
+            started = time.perf_counter()
+            decoded = decode_batch(batch, plan)
+            seconds += time.perf_counter() - started
+            count += decoded.num_rows
+            ids += pc.sum(decoded.column("value").field("id")).as_py() or 0
+        return Sample(count, ids, seconds)
+
+    def _bare(self, data: Dataset) -> list[bytes]:
+        """The payloads without their framing (fastavro reads bare Avro), made once per data set."""
+        if data.topic not in self._inputs:
+            self._prepare(data)
+        return self._inputs[data.topic][0]
+
+    def _batches(self, data: Dataset) -> list[Any]:
+        """Arrow batches of the framed values, as the fetcher hands them to a task, made once per data set."""
+        if data.topic not in self._inputs:
+            self._prepare(data)
+        return self._inputs[data.topic][1]
+
+    def _prepare(self, data: Dataset) -> None:
+        import pyarrow as pa
+
+        bare = [v[5:] for v in data.framed]
+        batches = [pa.RecordBatch.from_arrays([pa.array(data.framed[at:at + CEILING_CHUNK], pa.binary())],
+                                              names=["value"]) for at in range(0, data.records, CEILING_CHUNK)]
+        self._inputs[data.topic] = (bare, batches)
+
+
+# ---- measuring and reporting ----------------------------------------------------------------------------
+
+def measure(runner: Runner, data: Dataset, names: list[str], runs: int, cores: int,
+            save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Every contender `runs` times, the order reversed on odd runs; stops on a wrong count or checksum."""
+    samples: dict[str, list[Sample]] = {n: [] for n in names}
+    for i in range(runs):
+        for name in names if i % 2 == 0 else list(reversed(names)):
+            sample = runner.run(name, data)
+            want = runner.expected(name, data)
+            if sample.records != data.records or sample.checksum != want:
+                raise RuntimeError(f"{name} read {sample.records} records with checksum {sample.checksum}; "
+                                   f"expected {data.records} and {want}")
+            samples[name].append(sample)
+            rss = "" if sample.rss_worker_mb is None else f", worker RSS {sample.rss_worker_mb:.0f} MB"
+            log(f"  run {i + 1}/{runs} {name}: {sample.seconds:.2f} s{rss}")
+        save(summarize(samples, cores))
+    return summarize(samples, cores)
+
+
+def summarize(samples: dict[str, list[Sample]], cores: int) -> dict[str, Any]:
+    """Per contender: median/min/max seconds, records/s and per core at the median, × ref on the per-core rate."""
+    out: dict[str, Any] = {}
+    for name, runs in samples.items():
+        if not runs:
+            continue
+        secs = [s.seconds for s in runs]
+        median = statistics.median(secs)
+        rate = runs[0].records / median
+        used = 1 if name in IN_PROCESS else cores
+        worker = [s.rss_worker_mb for s in runs if s.rss_worker_mb is not None]
+        out[name] = {"seconds": secs, "median_s": median, "min_s": min(secs), "max_s": max(secs),
+                     "records": runs[0].records, "cores": used, "records_per_s": rate,
+                     "records_per_s_per_core": rate / used, "rss_worker_mb": max(worker) if worker else None}
+    for name, res in out.items():
+        ref = out.get(REF_OF_GROUP[BY_NAME[name].group])
+        res["ratio_vs_ref"] = res["records_per_s_per_core"] / ref["records_per_s_per_core"] if ref else None
+    return out
+
+
+def _m(rate: float) -> str:
+    return f"{rate / 1e6:.3f} M"
+
+
+def analysis(results: dict[str, Any], data: dict[str, Any], cores: int) -> list[str]:
+    """Where the decode is the wall: our Spark read against the one-process decode ceiling on every core."""
+    ours, raw, ceiling = (results.get(n) for n in ("pykafka-avro", "pykafka-raw", "decode-batch"))
+    lines = []
+    if ours and ceiling:
+        top = ceiling["records_per_s"] * cores
+        lines.append(f"- Decode ceiling on {cores} cores (decode_batch in one process × {cores}): {_m(top)} records/s. "
+                     f'format("pykafka") Avro → noop reads {_m(ours["records_per_s"])} records/s, '
+                     f"{ours['records_per_s'] / top:.0%} of it.")
+    if ours and raw and ceiling:
+        decode_s = data["records"] / (ceiling["records_per_s"] * cores)
+        extra = ours["median_s"] - raw["median_s"]
+        lines.append(f"- Without decoding the source reads the topic in {raw['median_s']:.2f} s; decoding adds "
+                     f"{extra:.2f} s ({extra / ours['median_s']:.0%} of the decoded read), against "
+                     f"{decode_s:.2f} s for the decode alone at the ceiling's rate on {cores} cores "
+                     f"(floor + decode = {raw['median_s'] + decode_s:.2f} s; measured {ours['median_s']:.2f} s).")
+    fast, ref = results.get("fastavro"), results.get("kafka-from_avro")
+    if fast and ref:
+        lines.append(f"- Per core, fastavro alone decodes {_m(fast['records_per_s'])} records/s; Spark's from_avro "
+                     f"reads and decodes {_m(ref['records_per_s_per_core'])} records/s per core.")
+    return lines
+
+
+def markdown(result: dict[str, Any]) -> str:
+    meta, data, results = result["meta"], result["data"], result["results"]
+    cores = meta["cores"]
+    lines = [f"# Avro through a schema registry ({meta['when']}, {meta['machine']})", "",
+             f"Command: `{meta['command']}`  ",
+             f"{data['records']:,} records, {data['value_bytes'] / data['records']:.0f} bytes a value "
+             f"(Avro + 5-byte framing), {PARTITIONS} partitions, {data['log_bytes'] / 1e6:.0f} MB in the log; "
+             f"{meta['runs']} runs each, interleaved; Spark local[{cores}]; {meta['seconds']:.0f} s in all.", "",
+             "| group | contender | median s | min–max s | records/s | records/s per core | × ref | worker RSS MB |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for c in CONTENDERS:
+        res = results.get(c.name)
+        if res is None:
+            continue
+        ratio = "—" if res["ratio_vs_ref"] is None else f"{res['ratio_vs_ref']:.2f}"
+        rss = "—" if res["rss_worker_mb"] is None else f"{res['rss_worker_mb']:.0f}"
+        lines.append(f"| {c.group} | {c.label}{' (ref)' if c.ref else ''} | {res['median_s']:.2f} | "
+                     f"{res['min_s']:.2f}–{res['max_s']:.2f} | {_m(res['records_per_s'])} | "
+                     f"{_m(res['records_per_s_per_core'])} | {ratio} | {rss} |")
+    lines += ["", f"records/s per core: records/s ÷ {cores} for the Spark rows (local[{cores}]), ÷ 1 for the "
+              "one-process rows. × ref: the row's records/s per core ÷ the reference's (from_avro → noop for the "
+              "noop and ceiling rows, from_avro → Delta for the Delta rows); above 1 is faster.", "",
+              "Where the decode is the wall:", "", *analysis(results, data, cores)]
+    return "\n".join(lines) + "\n"
+
+
+def write(out: Path, stamp: str, result: dict[str, Any]) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    text = markdown(result)
+    for name in (f"avro-{stamp}", "avro-latest"):
+        (out / f"{name}.json").write_text(json.dumps(result, indent=1, default=str))
+        (out / f"{name}.md").write_text(text)
+    return out / f"avro-{stamp}.md"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100,000 records, 2 runs")
+    parser.add_argument("--records", type=int, help="records (default 1,000,000; quick 100,000)")
+    parser.add_argument("--runs", type=int, help="runs per contender (default 3; quick 2)")
+    parser.add_argument("--contenders", help=f"comma-separated subset of: {', '.join(BY_NAME)}")
+    parser.add_argument("--warmup-rounds", type=int, default=WARMUP_ROUNDS,
+                        help=f"unrecorded rounds of every contender on a small topic first (default {WARMUP_ROUNDS})")
+    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    args = parser.parse_args(argv)
+    records = args.records or (100_000 if args.quick else 1_000_000)
+    runs = args.runs or (2 if args.quick else 3)
+    names = [c.name for c in CONTENDERS]
+    if args.contenders:
+        names = [n.strip() for n in args.contenders.split(",") if n.strip()]
+        unknown = set(names) - set(BY_NAME)
+        if unknown:
+            parser.error(f"unknown contenders {sorted(unknown)}; known: {', '.join(BY_NAME)}")
+    compile_package()
+
+    from harness.schema_registry import RegistryServer
+
+    from bench.rss import spark_jvm_pid
+    from kafka_spark.local import start_kafka
+    from kafka_spark.local.spark import local_spark
+
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    began = time.monotonic()
+    result: dict[str, Any] = {"meta": {
+        "command": " ".join([".venv/bin/python bench/avro_bench.py",
+                             *map(shlex.quote, sys.argv[1:] if argv is None else argv)]),
+        "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs, "records": records,
+        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, Python {platform.python_version()}",
+        "schema": SCHEMA, "seconds": 0.0}, "data": None, "warmup": None, "results": {}}
+
+    log("starting Kafka and the schema registry")
+    node = start_kafka(secure=False, heap="1g")
+    spark = None
+    try:
+        with RegistryServer() as registry:
+            suffix = uuid.uuid4().hex[:6]
+            log(f"producing {records:,} records and {WARMUP_RECORDS:,} to warm up")
+            data = produce(node, registry.url, f"avro-bench-{records}-{suffix}", records)
+            warm = produce(node, registry.url, f"avro-bench-warmup-{suffix}", WARMUP_RECORDS)
+            log(f"  {data.topic}: {data.value_bytes / data.records:.0f} bytes a value, {data.log_bytes / 1e6:.0f} MB "
+                f"in the log, produced in {data.produce_s:.1f} s")
+            result["data"], result["warmup"] = data.summary(), warm.summary()
+            log("starting Spark")
+            spark = local_spark("kafka-spark-avro-bench", extra=SPARK_CONF)
+            cores = spark.sparkContext.defaultParallelism
+            result["meta"]["cores"] = cores
+            runner = Runner(node, registry.url, spark, spark_jvm_pid())
+            # Not recorded: JIT and class loading (Kafka, Avro, Delta), Python workers and their imports, the
+            # workers' decoders, on every contender.
+            log(f"warming up: {args.warmup_rounds} rounds over {WARMUP_RECORDS:,} records")
+            for _ in range(args.warmup_rounds):
+                for name in names:
+                    runner.run(name, warm)
+            log(f"measuring {', '.join(names)}")
+
+            def save(results: dict[str, Any]) -> None:
+                result["results"] = results
+                result["meta"]["seconds"] = time.monotonic() - began
+                write(args.out, stamp, result)
+
+            save(measure(runner, data, names, runs, cores, save))
+    finally:
+        if spark is not None:
+            spark.stop()
+        node.stop()
+    path = write(args.out, stamp, result)
+    print()
+    print(markdown(result))
+    log(f"wrote {path} and {path.with_suffix('.json')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
