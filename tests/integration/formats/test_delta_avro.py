@@ -55,3 +55,29 @@ def test_table_gains_the_fields_a_newer_schema_adds_with_merge_schema(spark, kaf
     rows = spark.read.format("delta").load(table).orderBy("offset").collect()
     assert [(r["value"]["id"], r["value"]["channel"]) for r in rows] == [
         (0, None), (1, None), (2, None), (3, "app"), (4, "app")]
+
+
+def test_json_schema_values_into_delta_with_invalid_ones_as_dead_letters(spark, kafka, registry, confluent_registry,
+                                                                          topic_name, tmp_path):
+    import json
+
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer
+
+    schema = {"type": "object", "properties": {"sku": {"type": "string"}, "qty": {"type": "integer", "minimum": 1}},
+              "required": ["sku", "qty"]}
+    good = serialize(JSONSerializer(json.dumps(schema), confluent_registry), topic_name,
+                     [{"sku": "a", "qty": 1}, {"sku": "b", "qty": 2}])
+    assert good[0] is not None
+    invalid = good[0][:5] + b'{"sku":"c","qty":0}'  # framed with the same id, but breaks `minimum`
+    kafka.create_topic(topic_name)
+    produce(kafka.bootstrap, topic_name, [good[0], invalid, good[1]])
+    table, dead = str(tmp_path / "items"), str(tmp_path / "items-dead")
+
+    result = load(spark, LoadOptions(table=table, kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic_name],
+                                     value_format="json-schema", schema_registry={"url": registry.url},
+                                     dead_letter=dead))
+    assert (result.rows, result.dead_letters) == (2, 1)
+    rows = spark.read.format("delta").load(table).orderBy("offset").collect()
+    assert [r["value"].asDict() for r in rows] == [{"sku": "a", "qty": 1}, {"sku": "b", "qty": 2}]
+    letter = spark.read.format("delta").load(dead).collect()[0]
+    assert letter["offset"] == 1 and bytes(letter["value"]) == invalid and "minimum" in letter["error"]

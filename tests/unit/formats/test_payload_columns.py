@@ -115,3 +115,21 @@ def test_an_unknown_subject_is_a_config_error_naming_it(registry: RegistryServer
     assert parsed is not None
     with pytest.raises(ConfigError, match="no subject 'nowhere-value'"):
         plan_payloads(parsed, ("nowhere",))
+
+
+@pytest.mark.parametrize(("strategy", "subject"), [
+    ("RecordNameStrategy", "shop.Payment"),
+    ("io.confluent.kafka.serializers.subject.TopicRecordNameStrategy", "payments-shop.Payment"),
+])
+def test_record_strategies_find_the_subject_the_serializer_used(registry: RegistryServer, strategy: str,
+                                                                subject: str) -> None:
+    from confluent_kafka.schema_registry import record_subject_name_strategy, topic_record_subject_name_strategy
+
+    namer = (record_subject_name_strategy if strategy == "RecordNameStrategy"
+             else topic_record_subject_name_strategy)
+    serializer = AvroSerializer(SchemaRegistryClient({"url": registry.url}), json.dumps(V1),
+                                conf={"subject.name.strategy": namer})
+    value = serializer({"id": 3, "note": "x"}, SerializationContext(TOPIC, MessageField.VALUE))
+    assert [s for s in SchemaRegistryClient({"url": registry.url}).get_subjects()] == [subject]
+    out = decode(registry, kafka_batch([value]), valueSubjectNameStrategy=strategy, valueRecordName="shop.Payment")
+    assert out.column("value").to_pylist() == [{"id": 3, "note": "x"}]
