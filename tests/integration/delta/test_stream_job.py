@@ -192,14 +192,12 @@ def _assert_exact(table: Path, env: dict[str, str]) -> int:
     return len(rows)
 
 
-@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
-def test_spark_submit_stops_after_the_micro_batch_in_flight(tmp_path: Path, how: str):
+def test_spark_submit_stops_after_the_micro_batch_in_flight(tmp_path: Path):
+    # Ctrl-C in a terminal signals the whole foreground process group. SIGTERM to the started process only
+    # (systemd, Kubernetes) takes the same stop path; the embedded demo's test sends it to the job.
     proc, env, table, lines = _start_demo_stream(tmp_path)
     try:
-        if how == "ctrl-c":
-            os.killpg(proc.pid, signal.SIGINT)  # a terminal: the whole foreground process group
-        else:
-            os.kill(proc.pid, signal.SIGTERM)  # systemd, Kubernetes: the started process only
+        os.killpg(proc.pid, signal.SIGINT)
         asked = time.monotonic()
         out, err = _finish(proc, lines)
         assert proc.returncode == 0, out[-3000:] + err[-3000:]

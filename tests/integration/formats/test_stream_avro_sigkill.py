@@ -28,7 +28,7 @@ def test_sigkilled_avro_stream_keeps_every_record_exactly_once(kafka, registry, 
     with Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 5}) as producer:
         produce_numbered(producer, topic_name, 600, encode=encode)
         with keep_producing(producer, topic_name, start=600, step=5, encode=encode):
-            kill_stream_repeatedly(kafka.bootstrap, topic_name, table, kills=2)
+            kill_stream_repeatedly(kafka.bootstrap, topic_name, table)
     ends = catch_up_stream(kafka.bootstrap, topic_name, table)
 
     rows = DeltaTable(str(table)).to_pyarrow_table(columns=["partition", "offset", "value"]).to_pylist()
