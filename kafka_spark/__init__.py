@@ -48,6 +48,11 @@ _EXPORTS = {
     "BatchAlreadyCommittedError": "kafka_spark.delta",
     "OffsetsMovedBackwardsError": "kafka_spark.delta",
     "BadRecordError": "kafka_spark.delta",
+    "Routing": "kafka_spark.delta",
+    "TableSettings": "kafka_spark.delta",
+    "MultiLoadResult": "kafka_spark.delta",
+    "TableCommitError": "kafka_spark.delta",
+    "load_tables": "kafka_spark.delta",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -8,8 +8,12 @@ from kafka_spark.delta.errors import (
     SinkError,
 )
 from kafka_spark.delta.lag import table_lag
+from kafka_spark.delta.multi_load import load_tables
+from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
 from kafka_spark.delta.options import LoadOptions, StreamOptions
 from kafka_spark.delta.position import SinkCommit, committed_position, committed_positions
+from kafka_spark.delta.routed_lag import tables_lag
+from kafka_spark.delta.routing import Routing, TableSettings
 from kafka_spark.delta.sink import LoadResult, load
 from kafka_spark.delta.stream import CheckpointMismatchError, start_stream, trigger_kwargs
 
@@ -20,14 +24,20 @@ __all__ = [
     "ConcurrentWriterError",
     "LoadOptions",
     "LoadResult",
+    "MultiLoadResult",
     "OffsetsMovedBackwardsError",
+    "Routing",
     "SinkCommit",
     "SinkError",
     "StreamOptions",
+    "TableCommitError",
+    "TableSettings",
     "committed_position",
     "committed_positions",
     "load",
+    "load_tables",
     "start_stream",
     "table_lag",
+    "tables_lag",
     "trigger_kwargs",
 ]

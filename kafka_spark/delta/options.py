@@ -14,9 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.catalog import is_table_name
+from kafka_spark.delta.routing import PLACEHOLDER, Routing
 from kafka_spark.errors import ConfigError
 
 if TYPE_CHECKING:
+    from kafka_spark.delta.multi_result import MultiLoadResult
     from kafka_spark.delta.sink import LoadResult
 
 Transform = Callable[[Any], Any]  # DataFrame -> DataFrame
@@ -121,10 +123,19 @@ class LoadOptions:
     prefix optional) into the `value` / `key` column; `format_options` are further `pykafka` decoding options
     (`valueSubject`, `valueSchemaVersion`, `schemaEvolutionMode`, ...). A record that does not decode is
     handled as one that does not parse.
+
+    `routing` loads many topics into one table each, instead of all into `table` (give one of the two);
+    the settings above are then every table's defaults, which the routing's overrides replace per topic
+    (see routing.py). Each table is its own sink, with `sink_id` as its id.
+
+    `writer`: "spark" (Spark's Parquet writer and Delta on Spark), "direct" (each task writes its rows as
+    Parquet and the driver commits them through delta-rs; refused when the table needs Spark's writer) or
+    "auto" (the direct writer where it can serve the table, else Spark's, with the reason in the result);
+    see direct.py. Batch loads only: a stream's micro-batches use Spark's writer.
     """
 
-    table: str
-    kafka: dict[str, str]
+    table: str | None = None
+    kafka: dict[str, str] = field(default_factory=dict)
     topics: Sequence[str] = ()
     pattern: str | None = None
     sink_id: str = "default"
@@ -145,6 +156,14 @@ class LoadOptions:
     key_format: str | None = None
     schema_registry: dict[str, str] = field(default_factory=dict, repr=False)  # may hold credentials
     format_options: dict[str, str] = field(default_factory=dict)
+    routing: Routing | None = None
+    writer: str = "spark"
+
+    def __post_init__(self) -> None:
+        if self.table is not None and self.routing is not None:
+            raise ConfigError("give a table or a routing of topics to tables, not both")
+        if self.table is None and self.routing is None:
+            raise ConfigError("give the table to load into, or a routing of topics to tables")
 
     @property
     def source(self) -> KafkaSource:
@@ -164,6 +183,8 @@ class LoadOptions:
 
     @property
     def target(self) -> SinkTarget:
+        if self.table is None:
+            raise ConfigError("routed options have one target per table: see kafka_spark.delta.routed")
         return SinkTarget(self.table, self.sink_id)
 
     @property
@@ -186,7 +207,10 @@ class StreamOptions(LoadOptions):
     `trigger` is `available-now`, `once`, or a processing-time interval (`10s`, `500ms`, `1m`).
     `checkpoint` defaults to `<table>/_kafka_spark/checkpoints/<sink id>` (VACUUM leaves `_` paths alone);
     for a catalog table, `start_stream` sets it from the table's location.
-    `on_commit(batch_id, result)` is called on the driver after each micro-batch's Delta commit.
+    `on_commit(batch_id, result)` is called on the driver after each micro-batch's Delta commit;
+    with `routing`, `on_trigger(batch_id, results)` after each micro-batch's commits, one per table.
+    A routed stream's checkpoint defaults to `<template's parent>/_kafka_spark/checkpoints/<sink id>` for
+    a path template whose last part holds `{topic}`, and must be given otherwise.
     """
 
     checkpoint: str | None = None
@@ -196,6 +220,7 @@ class StreamOptions(LoadOptions):
     max_trigger_delay: str | None = None
     source_options: dict[str, str] = field(default_factory=dict)
     on_commit: Callable[[int, LoadResult], None] | None = None
+    on_trigger: Callable[[int, MultiLoadResult], None] | None = None
 
     @property
     def pacing(self) -> Pacing:
@@ -206,6 +231,9 @@ class StreamOptions(LoadOptions):
     def checkpoint_location(self) -> str:
         if self.checkpoint:
             return self.checkpoint
+        if self.routing is not None:
+            return routed_checkpoint(self.routing, self.sink_id)
+        assert self.table is not None  # __post_init__
         if is_table_name(self.table):
             raise ConfigError(f"the checkpoint of catalog table {self.table} goes beside the table's location, "
                               "known once start_stream has found it; or give `checkpoint`")
@@ -215,3 +243,15 @@ class StreamOptions(LoadOptions):
 def default_checkpoint(location: str, sink_id: str) -> str:
     """The query's checkpoint beside the table (VACUUM leaves `_` paths alone)."""
     return f"{location.rstrip('/')}/_kafka_spark/checkpoints/{sink_id}"
+
+
+def routed_checkpoint(routing: Routing, sink_id: str) -> str:
+    """A routed stream's default checkpoint: beside the tables of a path template (`/lake/bronze/{topic}`)."""
+    template = routing.template
+    if template is None or is_table_name(template.replace(PLACEHOLDER, "t")):
+        raise ConfigError("a stream routed by a map of tables or to catalog tables needs `checkpoint`")
+    parent, _, last = template.rstrip("/").rpartition("/")
+    if PLACEHOLDER in parent or PLACEHOLDER not in last or not parent:
+        raise ConfigError(f"table template {template!r}: {PLACEHOLDER} is not in its last part, so the stream's "
+                          "checkpoint has no place beside the tables; give `checkpoint`")
+    return default_checkpoint(parent, sink_id)

@@ -97,6 +97,23 @@ def first_starts(cluster: Cluster, starting: str | int, tps: Sequence[TopicParti
     return resolve_starts(cluster, starting_spec(starting), tps, "latest", zookeeper_group, fail_on_data_loss)
 
 
+def checked_start(tp: TopicPartition, pos: int, latest: int, earliest: int, fail_on_data_loss: bool) -> int:
+    """Where a partition the table holds up to `pos` resumes: `pos`, or past records deleted before they were
+    loaded (without `fail_on_data_loss`); a `pos` past the broker's latest offset is refused."""
+    if pos > latest:
+        raise OffsetsMovedBackwardsError(
+            f"{tp}: the table has loaded offsets up to {pos}, but the broker's latest offset is {latest}; "
+            "the topic was recreated or truncated. Loading would silently skip or duplicate records: "
+            "load into a new table or with a new sink id.")
+    if pos < earliest:
+        if fail_on_data_loss:
+            raise DataLossError(
+                f"{tp}: offsets {pos}..{earliest - 1} were deleted (retention) before they were loaded; "
+                "set failOnDataLoss=false to skip them")
+        return earliest
+    return pos
+
+
 def plan_batch(cluster: Cluster, previous: SinkCommit | None, others: Sequence[SinkCommit],
                topics: Sequence[str], pattern: str | None, starting: str | int,
                max_records: int | None, fail_on_data_loss: bool,
@@ -123,20 +140,9 @@ def plan_batch(cluster: Cluster, previous: SinkCommit | None, others: Sequence[S
         if tp in new_starts:
             start[tp] = new_starts[tp]
             continue
-        pos = committed[tp]
-        if pos > latest[tp]:
-            raise OffsetsMovedBackwardsError(
-                f"{tp}: the table has loaded offsets up to {pos}, but the broker's latest offset is {latest[tp]}; "
-                "the topic was recreated or truncated. Loading would silently skip or duplicate records: "
-                "load into a new table or with a new sink id.")
-        if pos < earliest[tp]:
-            if fail_on_data_loss:
-                raise DataLossError(
-                    f"{tp}: offsets {pos}..{earliest[tp] - 1} were deleted (retention) before they were loaded; "
-                    "set failOnDataLoss=false to skip them")
-            lost[tp] = earliest[tp] - pos
-            pos = earliest[tp]
-        start[tp] = pos
+        start[tp] = checked_start(tp, committed[tp], latest[tp], earliest[tp], fail_on_data_loss)
+        if start[tp] > committed[tp]:
+            lost[tp] = start[tp] - committed[tp]
     # A start past the latest offset (a group's position inside an open transaction) reads nothing.
     reachable = {tp: max(latest[tp], start[tp]) for tp in start}
     end = rate_limit(max_records, start, reachable, exact=True) if max_records else reachable

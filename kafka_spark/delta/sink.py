@@ -9,6 +9,7 @@ import signal
 import threading
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,8 @@ from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.dead_letter import ParsedValues, check_options, reconcile
+from kafka_spark.delta.direct import choose_writer
+from kafka_spark.delta.direct_commit import write_direct
 from kafka_spark.delta.errors import BatchAlreadyCommittedError, ConcurrentWriterError, DeltaLogError
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.options import KafkaSource, LoadOptions, SinkTarget, Transform, ValueParsing, WriteFormat
@@ -35,6 +38,7 @@ from kafka_spark.delta.position import (
 from kafka_spark.delta.progress import Progress
 from kafka_spark.delta.publish import check_publish_options, publish_committed
 from kafka_spark.delta.table_state import TableState
+from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import offsets_to_json, ranges_to_json
 from kafka_spark.spark.options import PLANNED_RANGES
 from kafka_spark.spark.redaction import redact_secret_options
@@ -47,7 +51,8 @@ CRASH_ENV = "KAFKA_SPARK_CRASH_AT"
 
 @dataclass
 class LoadResult:
-    """What one run did: `status` is 'committed' or 'up-to-date'."""
+    """What one run did: `status` is 'committed', 'up-to-date' or, for one table of a routed load, 'failed'
+    (with `error`). `table` is set for a routed load's tables."""
 
     status: str
     sink_id: str
@@ -60,6 +65,10 @@ class LoadResult:
     lost: dict[TopicPartition, int] = field(default_factory=dict)
     run_id: str = ""
     dead_letters: int = 0
+    table: str = ""
+    error: str | None = None
+    writer: str = "spark"  # the writer that served the table, and why Spark's when 'auto' was asked
+    writer_reason: str | None = None
 
     @property
     def records_per_second(self) -> float:
@@ -72,6 +81,8 @@ class LoadResult:
             "table_version": self.table_version, "start": json.loads(offsets_to_json(self.start)),
             "offsets": json.loads(offsets_to_json(self.offsets)),
             "lost": json.loads(offsets_to_json(self.lost)), "run": self.run_id, "dead_letters": self.dead_letters,
+            **({"table": self.table} if self.table else {}), **({"error": self.error} if self.error else {}),
+            "writer": self.writer, **({"writer_reason": self.writer_reason} if self.writer_reason else {}),
         }
 
 
@@ -82,6 +93,8 @@ def _crash_point(name: str) -> None:
 
 def load(spark, options: LoadOptions) -> LoadResult:
     """Load everything new since the table's committed offsets (up to `max_records`) in one Delta commit."""
+    if options.routing is not None:
+        raise ConfigError("options with a routing load many tables: call load_tables, which reports each table")
     started = time.monotonic()
     source, target, parsing, publishing = options.source, options.target, options.parsing, options.publishing
     sink_id = check_sink_id(target.sink_id)
@@ -104,8 +117,9 @@ def load(spark, options: LoadOptions) -> LoadResult:
     return result
 
 
-def read_plan(spark, source: KafkaSource, plan: BatchPlan):
-    """The DataFrame of exactly the plan's offsets, through `format("pykafka")`, in the plan's tasks."""
+def read_plan(spark, source: KafkaSource, plan: BatchPlan, extra: Mapping[str, str] | None = None):
+    """The DataFrame of exactly the plan's offsets, through `format("pykafka")`, in the plan's tasks (`extra`:
+    further `pykafka` options)."""
     reading = plan.reading
     redact_secret_options(spark)
     if not reading:
@@ -124,7 +138,7 @@ def read_plan(spark, source: KafkaSource, plan: BatchPlan):
             .option("startingOffsets", offsets_to_json({tp: plan.start[tp] for tp in reading}))
             .option("endingOffsets", offsets_to_json({tp: plan.end[tp] for tp in reading}))
             .option(PLANNED_RANGES, ranges_to_json(plan.ranges()))
-            .options(**source.read_flags()).load())
+            .options(**source.read_flags()).options(**(extra or {})).load())
 
 
 def decoded_ddl(source: KafkaSource) -> str:
@@ -182,10 +196,15 @@ def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str,
     """Write the plan's rows and offsets in one Delta commit; detect a batch someone else committed."""
     commit = SinkCommit(sink_id=options.sink_id, batch=plan.batch, offsets=plan.committed_offsets(),
                         start_offsets=dict(plan.start), run_id=run_id, committed_at_ms=now_ms())
-    df = read_plan(spark, options.source, plan)
-    result = write_commit(spark, options.target, options.format, options.parsing, df, commit, f"batch {plan.batch}",
-                          location)
+    choice = choose_writer(spark, options, location)
+    if choice.target is not None:
+        result = write_direct(spark, options, plan, commit, choice.target)
+    else:
+        df = read_plan(spark, options.source, plan)
+        result = write_commit(spark, options.target, options.format, options.parsing, df, commit,
+                              f"batch {plan.batch}", location)
     result.lost = dict(plan.lost)
+    result.writer, result.writer_reason = choice.writer, choice.reason
     return result
 
 

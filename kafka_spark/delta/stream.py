@@ -86,7 +86,12 @@ def starting_option(cluster: Cluster, source: KafkaSource, sink_id: str,
 
 
 def start_stream(spark, options: StreamOptions):
-    """Start the query (a `StreamingQuery`); every micro-batch is one Delta commit of rows and offsets."""
+    """Start the query (a `StreamingQuery`); every micro-batch is one Delta commit of rows and offsets (with
+    `routing`, one per table: see multi_stream.py)."""
+    if options.routing is not None:
+        from kafka_spark.delta.multi_stream import start_routed_stream  # it uses this module's trigger_kwargs
+
+        return start_routed_stream(spark, options)
     source, target, parsing = options.source, options.target, options.parsing
     check_sink_id(target.sink_id)
     check_options(spark, target, parsing)

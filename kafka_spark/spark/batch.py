@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import replace
+import importlib
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import (
@@ -16,6 +18,7 @@ from pyspark.sql.datasource import (
     InputPartition,
 )
 
+from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import OffsetRange
 from kafka_spark.spark.options import PLANNED_RANGES, SourceOptions, parse_source_options, planned_ranges
 from kafka_spark.spark.partition import KafkaInputPartition
@@ -38,13 +41,17 @@ class KafkaDataSource(DataSource):
 
     def schema(self) -> str:
         # Spark calls this at load(): validating here makes bad options fail when the DataFrame is defined.
-        options = parse_source_options(self.options, "any", own_options=(PLANNED_RANGES,))
+        options = parse_source_options(self.options, "any", own_options=OWN_OPTIONS)
+        direct = direct_write(self.options)
+        if direct is not None:
+            return direct.rows_ddl
         return kafka_ddl(options.include_headers, query_plan(self, options))
 
     def reader(self, schema: object) -> DataSourceReader:
-        options = parse_source_options(self.options, "batch", own_options=(PLANNED_RANGES,))
+        options = parse_source_options(self.options, "batch", own_options=OWN_OPTIONS)
         options = replace(options, payload_plan=query_plan(self, options))
-        return KafkaBatchReader(with_brokers(options), planned_ranges(self.options, options))
+        return KafkaBatchReader(with_brokers(options), planned_ranges(self.options, options),
+                                direct_write(self.options))
 
     def streamReader(self, schema: object) -> DataSourceStreamReader:
         require_pyspark("readStream.format('pykafka') (admission control of Python stream sources)", STREAM_READ)
@@ -79,10 +86,12 @@ def with_brokers(options: SourceOptions) -> SourceOptions:
 class KafkaBatchReader(DataSourceReader):
     """Plans offset ranges on the driver (unless `planned` gives them); each task reads one range on an executor."""
 
-    def __init__(self, options: SourceOptions, planned: list[OffsetRange] | None = None) -> None:
+    def __init__(self, options: SourceOptions, planned: list[OffsetRange] | None = None,
+                 direct: DirectWrite | None = None) -> None:
         # Only validated, picklable options here: connections open in read(), on the executor.
         self.options = options
         self.planned = planned
+        self.direct = direct
 
     def partitions(self) -> Sequence[InputPartition]:
         if self.planned is not None:
@@ -97,4 +106,47 @@ class KafkaBatchReader(DataSourceReader):
         # With no ranges to read, Spark still runs one task, with no partition.
         if not isinstance(partition, KafkaInputPartition):
             return
+        if self.direct is not None:
+            yield from self.direct.write(read_range(self.options, partition.range), partition.range)
+            return
         yield from read_range(self.options, partition.range)
+
+
+# Internal options of a read that writes its ranges somewhere instead of yielding records (the Delta sink's
+# direct writer): `directWriteTo` is a JSON object naming the writer (`module:function` within kafka_spark),
+# the DDL of the rows it yields, and its own spec; `directWriteSecret` holds what the writer needs to reach
+# the store, apart from the spec, under a name that Spark's default redaction pattern (`secret`) matches.
+DIRECT_WRITE = "directWriteTo"
+DIRECT_WRITE_SECRET = "directWriteSecret"
+OWN_OPTIONS = (PLANNED_RANGES, DIRECT_WRITE, DIRECT_WRITE_SECRET)
+
+
+@dataclass(frozen=True)
+class DirectWrite:
+    """A read's ranges written by `writer(batches, range, spec, secret)`, which yields the rows `rows_ddl` says."""
+
+    writer: str
+    rows_ddl: str
+    spec: str
+    secret: str | None = field(default=None, repr=False)
+
+    def write(self, batches: Iterator[pa.RecordBatch], r: OffsetRange) -> Iterator[pa.RecordBatch]:
+        module, _, name = self.writer.partition(":")
+        function = getattr(importlib.import_module(module), name)
+        yield from function(batches, r, self.spec, self.secret)
+
+
+def direct_write(options: Mapping[str, str]) -> DirectWrite | None:
+    """The read's direct write, if its options ask for one; ConfigError for a malformed one."""
+    given = {k.lower(): v for k, v in options.items()}
+    text = given.get(DIRECT_WRITE.lower())
+    if text is None:
+        return None
+    try:
+        raw = json.loads(text)
+        writer, ddl, spec = str(raw["writer"]), str(raw["rows"]), json.dumps(raw["spec"])
+    except (ValueError, KeyError, TypeError):
+        raise ConfigError(f"option {DIRECT_WRITE!r} is internal to the Delta sink and malformed") from None
+    if not writer.startswith("kafka_spark.") or ":" not in writer:
+        raise ConfigError(f"option {DIRECT_WRITE!r}: the writer must be a kafka_spark function")
+    return DirectWrite(writer, ddl, spec, given.get(DIRECT_WRITE_SECRET.lower()))

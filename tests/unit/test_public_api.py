@@ -13,10 +13,11 @@ PUBLIC = [
     "AuthenticationError", "BadRecordError", "BatchAlreadyCommittedError", "BrokerError", "CheckpointMismatchError",
     "ClientConfig", "ConcurrentWriterError",
     "ConfigError", "CorruptRecordError", "DataLossError", "DecodeError", "KafkaClient", "KafkaConnectionError",
-    "KafkaDataSource", "KafkaLogDataSource", "KafkaSparkError", "LoadOptions", "LoadResult", "OffsetRange",
-    "OffsetsMovedBackwardsError",
-    "Producer", "StreamOptions", "TopicPartition", "__version__", "committed_position", "committed_positions",
-    "decode_to_arrow", "kafka_schema", "load", "offsets_behind_latest", "register", "start_stream",
+    "KafkaDataSource", "KafkaLogDataSource", "KafkaSparkError", "LoadOptions", "LoadResult", "MultiLoadResult",
+    "OffsetRange", "OffsetsMovedBackwardsError",
+    "Producer", "Routing", "StreamOptions", "TableCommitError", "TableSettings", "TopicPartition", "__version__",
+    "committed_position", "committed_positions",
+    "decode_to_arrow", "kafka_schema", "load", "load_tables", "offsets_behind_latest", "register", "start_stream",
 ]
 
 

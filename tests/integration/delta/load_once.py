@@ -2,7 +2,8 @@
 
     load_once.py BOOTSTRAP TOPIC TABLE MAX_RECORDS [SPARK_KEY=VALUE ...]
 
-TABLE is a path, a store URI or a catalog name; the Spark settings (an object store's, a catalog's)
+TABLE is a path, a store URI or a catalog name; KAFKA_SPARK_TEST_WRITER in the environment picks the
+sink's writer (`spark` unless set); the Spark settings (an object store's, a catalog's)
 go to the session. It prints `session <epoch seconds>` once Spark is up (crash tests time kills from
 there), then the load's summary as one line of JSON.
 """
@@ -10,6 +11,7 @@ there), then the load's summary as one line of JSON.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -23,7 +25,8 @@ def main() -> None:
     spark = local_spark("kafka-spark-crash-test", extra=extra)
     print(f"session {time.time():.3f}", flush=True)
     result = load(spark, LoadOptions(table=table, kafka={"bootstrap.servers": bootstrap}, topics=[topic],
-                                     sink_id="crash-test", max_records=cap))
+                                     sink_id="crash-test", max_records=cap,
+                                     writer=os.environ.get("KAFKA_SPARK_TEST_WRITER", "spark")))
     print(json.dumps(result.summary()), flush=True)
     spark.stop()
 

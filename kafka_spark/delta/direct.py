@@ -1,0 +1,236 @@
+"""Which writer serves a table: Spark's (rows through Spark's Parquet writer and Delta on Spark) or the direct one.
+
+The direct writer (direct_files.py for the tasks, direct_commit.py for the commit) writes a batch's rows as
+Parquet in the tasks that read them and commits the files, the `txn` and the batch's JSON through
+delta-rs: no record crosses into the JVM. It serves what it can write exactly as Delta on Spark would: raw
+or registry-decoded records appended to a path table (or a new one) whose protocol asks nothing of a
+writer beyond the files, their statistics and the commit. Everything else gets Spark's writer:
+`direct_writer_reason` says why, in one place.
+
+`LoadOptions.writer`: "spark" (the default for now), "direct" (refused with the reason when the table
+needs Spark's writer) or "auto" (Spark's writer then, the reason reported in the result and the log).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kafka_spark.delta.catalog import is_table_name
+from kafka_spark.errors import ConfigError
+
+if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
+    from kafka_spark.delta.location import TableLocation
+    from kafka_spark.delta.options import KafkaSource, LoadOptions
+
+log = logging.getLogger(__name__)
+
+WRITERS = ("auto", "spark", "direct")
+# Writer features the direct commit honours by writing files alone (appendOnly: it only appends;
+# changeDataFeed: an append has no change files; deletionVectors: new files have none), and those it
+# honours while their content asks nothing (checked below: a CHECK constraint, a generated column, a
+# column-mapping mode, an invariant).
+_PLAIN_FEATURES = {"appendOnly", "changeDataFeed", "deletionVectors", "timestampNtz"}
+_CHECKED_FEATURES = {"invariants", "checkConstraints", "generatedColumns", "columnMapping"}
+# What the sink writes whatever the source: the Kafka columns a NOT NULL constraint cannot fail on.
+_NEVER_NULL = {"topic", "partition", "offset", "timestamp", "timestampType"}
+DEFAULTS_PREFIX = "spark.databricks.delta.properties.defaults."
+
+
+@dataclass(frozen=True)
+class DirectTarget:
+    """What the direct writer commits against: the table's snapshot (None: not created yet), its location
+    and the Delta schema (JSON) of the files."""
+
+    location: TableLocation
+    table: DeltaTable | None
+    schema_json: str
+
+
+@dataclass(frozen=True)
+class WriterChoice:
+    """The writer that serves a load ('spark' or 'direct'); `reason` says why Spark's serves one that asked
+    for 'auto'; `target` is set for the direct writer."""
+
+    writer: str
+    reason: str | None = None
+    target: DirectTarget | None = None
+
+
+def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | None) -> WriterChoice:
+    """The writer for this load of `options.table` (at `location`, None for a catalog table not created yet)."""
+    wanted = (getattr(options, "writer", "spark") or "spark").strip().lower()
+    if wanted not in WRITERS:
+        raise ConfigError(f"writer {options.writer!r}: expected one of {', '.join(WRITERS)}")
+    if wanted == "spark":
+        return WriterChoice("spark")
+    if location is None and options.table is not None and not is_table_name(options.table):
+        from kafka_spark.delta.location import locate
+
+        location = locate(options.table, spark)
+    table = _snapshot(location) if location is not None and not location.name else None
+    rows = rows_schema(options.source) if _rows_need_no_sql(options) else None
+    reason = direct_writer_reason(table, options, rows, session_defaults(spark))
+    if reason is None:
+        assert location is not None and rows is not None  # a catalog name or SQL rows give a reason
+        schema = table.schema().to_json() if table is not None else rows
+        return WriterChoice("direct", target=DirectTarget(location, table, schema))
+    if wanted == "direct":
+        raise ConfigError(f"writer 'direct' cannot write to {options.table}: {reason}; use writer 'spark' or 'auto'")
+    log.info("%s: Spark's writer, since %s", options.table, reason)
+    return WriterChoice("spark", reason=reason)
+
+
+def _rows_need_no_sql(options: LoadOptions) -> bool:
+    return options.transform is None and options.value_schema is None
+
+
+def direct_writer_reason(table: DeltaTable | None, options: LoadOptions, rows_schema_json: str | None = None,
+                         defaults: Mapping[str, str] | None = None) -> str | None:
+    """Why the direct writer cannot serve `options`' table, or None when it can.
+
+    `table` is the table's snapshot as delta-rs reads it (None: no table yet); `rows_schema_json` the Delta
+    schema (JSON, all nullable) of the rows a load writes; `defaults` the session's Delta table-property
+    defaults (`spark.databricks.delta.properties.defaults.*`), which a table created by Delta on Spark gets.
+    """
+    if options.table is None or is_table_name(options.table):
+        return "the table is named in a catalog (the direct writer writes paths and URIs)"
+    if options.transform is not None:
+        return "a transform makes the rows in Spark SQL"
+    if options.value_schema is not None:
+        return "value_schema parses values in Spark SQL"
+    if options.dead_letter is not None:
+        return "a dead-letter table is written by Spark's writer"
+    if options.partition_by:
+        return "partition_by: the direct writer does not write partitioned tables yet"
+    if table is None:
+        if defaults:
+            return f"a new table gets the session's Delta defaults ({', '.join(sorted(defaults))})"
+        return None
+    return _table_reason(table, rows_schema_json)
+
+
+def _table_reason(table: DeltaTable, rows_schema_json: str | None) -> str | None:
+    metadata, protocol = table.metadata(), table.protocol()
+    if metadata.partition_columns:
+        return f"the table is partitioned by {', '.join(metadata.partition_columns)}"
+    writer = set(protocol.writer_features or [])
+    reader = set(protocol.reader_features or [])
+    unsupported = sorted((writer - _PLAIN_FEATURES - _CHECKED_FEATURES)
+                         | (reader - _PLAIN_FEATURES - {"columnMapping"}))
+    if unsupported:
+        return f"the table uses the feature(s) {', '.join(unsupported)}"
+    if protocol.min_writer_version > 7 or protocol.min_reader_version > 3:
+        return f"protocol {protocol.min_reader_version}/{protocol.min_writer_version} is newer than the direct writer"
+    config = metadata.configuration
+    if (config.get("delta.columnMapping.mode") or "none").lower() != "none":
+        return "the table uses column mapping"
+    constraints = sorted(k.removeprefix("delta.constraints.") for k in config if k.startswith("delta.constraints."))
+    if constraints:
+        return f"the table has CHECK constraint(s) {', '.join(constraints)}"
+    schema = json.loads(table.schema().to_json())
+    found = _column_reason(schema["fields"], ())
+    if found:
+        return found
+    if rows_schema_json is not None and _shape(schema) != _shape(json.loads(rows_schema_json)):
+        return "the table's columns differ from the rows' (Spark's writer checks or merges schemas)"
+    return None
+
+
+def _column_reason(fields: list[dict[str, Any]], prefix: tuple[str, ...]) -> str | None:
+    for f in fields:
+        name = ".".join((*prefix, f["name"]))
+        meta = f.get("metadata") or {}
+        if "delta.generationExpression" in meta:
+            return f"column {name} is generated"
+        if any(k.startswith("delta.identity.") for k in meta):
+            return f"column {name} is an identity column"
+        if "delta.invariants" in meta:
+            return f"column {name} has an invariant"
+        if not f.get("nullable", True) and not (not prefix and f["name"] in _NEVER_NULL):
+            return f"column {name} is NOT NULL"
+        kind = f["type"]
+        if isinstance(kind, dict) and kind.get("type") == "struct":
+            found = _column_reason(kind["fields"], (*prefix, f["name"]))
+            if found:
+                return found
+    return None
+
+
+def _shape(node: Any) -> Any:
+    """A Delta schema's names and types alone: nullability and metadata (comments) do not change the files."""
+    if isinstance(node, dict):
+        return {k: _shape(v) for k, v in node.items()
+                if k not in ("nullable", "metadata", "containsNull", "valueContainsNull")}
+    if isinstance(node, list):
+        return [_shape(v) for v in node]
+    return node
+
+
+def nullable_schema(schema_json: str) -> str:
+    """A Delta schema with every field, element and value nullable, as Delta on Spark creates a table from a
+    DataFrame."""
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            out = {k: walk(v) for k, v in node.items()}
+            for key in ("nullable", "containsNull", "valueContainsNull"):
+                if key in out:
+                    out[key] = True
+            return out
+        if isinstance(node, list):
+            return [walk(v) for v in node]
+        return node
+
+    return json.dumps(walk(json.loads(schema_json)), separators=(",", ":"))
+
+
+def rows_schema(source: KafkaSource) -> str:
+    """The Delta schema (JSON, nullable) of the rows a raw or decoding read of `source` writes."""
+    import pyarrow as pa
+    from deltalake import Schema
+
+    from kafka_spark.records import kafka_schema
+
+    schema = kafka_schema(source.include_headers)
+    if source.decoding:
+        from kafka_spark.formats.columns import decoded_types
+        from kafka_spark.formats.options import payload_options
+        from kafka_spark.formats.plan import plan_payloads
+
+        payloads = payload_options(source.read_flags())
+        assert payloads is not None
+        types = decoded_types(plan_payloads(payloads, tuple(source.topics)))
+        schema = pa.schema([pa.field(f.name, types.get(f.name, f.type)) for f in schema])
+    return nullable_schema(Schema.from_arrow(schema).to_json())
+
+
+def session_defaults(spark: Any) -> dict[str, str]:
+    """The session's Delta table-property defaults (`spark.databricks.delta.properties.defaults.*`)."""
+    if spark is None:
+        return {}
+    try:
+        conf = spark.conf.getAll
+    except AttributeError:  # PySpark without RuntimeConfig.getAll
+        return {}
+    return {k: v for k, v in (conf.items() if isinstance(conf, Mapping) else conf()) if k.startswith(DEFAULTS_PREFIX)}
+
+
+def _snapshot(location: TableLocation) -> DeltaTable | None:
+    """The table's latest snapshot as delta-rs reads it; None when no table is there yet."""
+    from deltalake import DeltaTable
+    from deltalake.exceptions import DeltaError, TableNotFoundError
+
+    from kafka_spark.delta.errors import DeltaLogError
+
+    try:
+        return DeltaTable(location.delta_rs_uri or location.path,
+                          storage_options=dict(location.storage_options) or None)
+    except TableNotFoundError:
+        return None
+    except DeltaError as exc:
+        raise DeltaLogError(f"{location}: the Delta log cannot be read: {exc}") from None

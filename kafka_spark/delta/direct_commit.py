@@ -1,0 +1,138 @@
+"""The direct writer's driver side: one Spark job writes the batch's files, one delta-rs transaction commits them.
+
+The commit holds the files' `add` actions, the sink's `txn` (`txnAppId` = the sink's app id, `txnVersion`
+= the batch) and, as `commitInfo.userMetadata`, the batch's JSON exactly as Spark's writer records it, so
+`position.py` reads both writers' commits alike. Delta on Spark skips a write whose `txn` version the
+table has already recorded; delta-rs does not, so the snapshot is checked here, and delta-rs's conflict
+check refuses a commit when another one with the same `txnAppId` landed after that snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from kafka_spark.delta.direct_files import FILE_ROWS_DDL, FileSpec, stats_columns
+from kafka_spark.delta.errors import BadRecordError, ConcurrentWriterError
+from kafka_spark.delta.position import SinkCommit, app_id, materialize, now_ms, write_pending
+
+if TYPE_CHECKING:
+    from kafka_spark.delta.direct import DirectTarget
+    from kafka_spark.delta.options import LoadOptions
+    from kafka_spark.delta.plan import BatchPlan
+    from kafka_spark.delta.sink import LoadResult
+
+log = logging.getLogger(__name__)
+
+WRITER = "kafka_spark.delta.direct_files:write_range"
+
+
+def file_spec(target: DirectTarget) -> FileSpec:
+    """What the tasks need to write the table's files."""
+    table = target.table
+    config: dict[str, str | None] = dict(table.metadata().configuration) if table is not None else {}
+    features = set((table.protocol().writer_features or []) if table is not None else [])
+    # Delta on Spark marks its statistics tight on tables with deletion vectors.
+    return FileSpec(target.location.delta_rs_uri or target.location.path, target.schema_json,
+                    stats_columns(target.schema_json, config), tight_bounds="deletionVectors" in features,
+                    storage_options=dict(target.location.storage_options))
+
+
+def direct_options(spec: FileSpec) -> dict[str, str]:
+    """The internal `pykafka` options that make a read write `spec`'s files (batch.py's `directWriteTo`)."""
+    options = {"directWriteTo": json.dumps({"writer": WRITER, "rows": FILE_ROWS_DDL,
+                                            "spec": json.loads(spec.to_json())})}
+    if spec.storage_options:
+        options["directWriteSecret"] = json.dumps(dict(spec.storage_options))
+    return options
+
+
+def write_direct(spark: Any, options: LoadOptions, plan: BatchPlan, commit: SinkCommit,
+                 target: DirectTarget) -> LoadResult:
+    """Write the plan's records as the table's files in its tasks and commit them with `commit` in one
+    Delta transaction; detect a batch someone else committed, as Spark's writer does."""
+    from kafka_spark.delta.sink import LoadResult, _committed, _crash_point, read_plan
+
+    sink_id, location, table = options.sink_id, target.location, target.table
+    write_pending(location, commit)
+    before = table.version() if table is not None else -1
+    app = app_id(sink_id)
+    recorded = table.transaction_version(app) if table is not None else None
+    rows: list[dict[str, Any]] = []
+    if recorded is None or recorded < commit.batch:
+        _crash_point("before-write")
+        if plan.reading:
+            rows = [r.asDict() for r in read_plan(spark, options.source, plan,
+                                                   direct_options(file_spec(target))).collect()]
+        _refuse_bad_records(rows, options, commit.batch)
+        _commit(target, rows, commit, before)
+        _crash_point("after-commit")
+    state = location.state()
+    state.refresh()
+    winner, _ = _committed(location, state, sink_id, commit.batch, before)
+    if winner.run_id != commit.run_id:
+        from kafka_spark.delta.errors import BatchAlreadyCommittedError
+
+        raise BatchAlreadyCommittedError(
+            f"batch {commit.batch} of sink {sink_id!r} was already committed to {location} by run {winner.run_id}; "
+            "this run's write was skipped, so nothing was written twice", commit.batch, winner.run_id)
+    materialize(location, winner)
+    version = state.version_reaching(app, commit.batch, before)
+    return LoadResult("committed", sink_id, commit.batch, rows=sum(r["records"] for r in rows),
+                      table_version=version, start=dict(commit.start_offsets), offsets=winner.offsets,
+                      run_id=commit.run_id)
+
+
+def _refuse_bad_records(rows: list[dict[str, Any]], options: LoadOptions, batch: int) -> None:
+    """BadRecordError, as Spark's writer raises it, when some task found records that do not decode."""
+    bad = [r for r in rows if r.get("firstBad")]
+    if not bad:
+        return
+    firsts = sorted((f["offset"], f["topic"], f["partition"], f["reason"]) for f in (json.loads(r["firstBad"])
+                                                                                   for r in bad))
+    count = sum(r["badRecords"] for r in bad)
+    offset, topic, partition, reason = firsts[0]
+    others = "; ".join(f"{t} [{p}] offset {o}" for o, t, p, _ in firsts[1:6])
+    raise BadRecordError(
+        f"{count} record(s) of batch {batch} of sink {options.sink_id!r} do not decode with their registry "
+        f"schema; the first is {topic} [{partition}] offset {offset}: {reason}"
+        + (f" (first bad offset of the other partitions: {others})" if others else "")
+        + ". Nothing was committed. Set dead_letter (--dead-letter) to a Delta table to write such records "
+        "there and load the rest.", topic, partition, offset, reason, count)
+
+
+def _commit(target: DirectTarget, rows: list[dict[str, Any]], commit: SinkCommit, before: int) -> None:
+    from deltalake import CommitProperties, Schema, Transaction
+    from deltalake.exceptions import CommitFailedError, DeltaError
+    from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
+
+    adds = [AddAction(r["path"], r["size"], {}, r["modificationTime"], True, r["stats"]) for r in rows]
+    # commitInfo as Delta on Spark writes an append's: the batch's JSON, a blind append, its metrics.
+    info: dict[str, Any] = {
+        "userMetadata": commit.to_json(), "isBlindAppend": True,
+        "operationMetrics": {"numFiles": str(len(rows)), "numOutputRows": str(sum(r["records"] for r in rows)),
+                             "numOutputBytes": str(sum(r["size"] for r in rows))},
+    }
+    if before >= 0:
+        info["readVersion"] = before
+    properties = CommitProperties(custom_metadata=info,
+                                  app_transactions=[Transaction(app_id(commit.sink_id), commit.batch, now_ms())])
+    location = target.location
+    try:
+        if target.table is None:
+            create_table_with_add_actions(location.delta_rs_uri or location.path, Schema.from_json(target.schema_json),
+                                          adds, mode="error",
+                                          storage_options=dict(location.storage_options) or None,
+                                          commit_properties=properties)
+        else:
+            actions: list[AddAction | RemoveAction] = [*adds]
+            target.table.create_write_transaction(actions, "append", target.table.schema(),
+                                                  commit_properties=properties)
+    except (CommitFailedError, DeltaError) as exc:
+        text = str(exc)
+        if "Concurrent" in text or "already exists" in text.lower():
+            raise ConcurrentWriterError(
+                f"another load committed to {location} for sink {commit.sink_id!r} at the same time; this run's "
+                f"batch {commit.batch} was not written. Run one load per sink and table at a time.") from None
+        raise

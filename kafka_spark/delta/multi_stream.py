@@ -1,0 +1,343 @@
+"""A routed stream: one query over all selected topics, each micro-batch committed table by table.
+
+The query subscribes to the topic list, or to the pattern so that topics created later are read
+without a restart: a topic new to the query is read from its earliest offset (Spark's rule for new
+partitions) into its new table. Every micro-batch (`foreachBatch`) commits, for each table whose
+topic moved, that table's rows and offsets in one Delta commit, under the table's own sink batch
+number (see stream.py for why never Spark's batchId).
+
+Each table's position is the truth about what it holds, so a table does not have to be where the
+micro-batch starts:
+- a table at or past the micro-batch's end offsets (a replay after a crash) is skipped;
+- a table ahead of the micro-batch's start gets only the offsets past its position;
+- a table behind it (its last commit failed under `continue`, or the checkpoint moved on without it)
+  gets its gap read from Kafka with a batch read, committed with the micro-batch's rows, so a failing
+  table is retried at every micro-batch (Spark runs one when any selected topic has new records) until
+  it succeeds, and never loses records.
+A table that has never committed starts where the query placed its topic (the checkpoint's first
+micro-batch, or the earliest offset of a topic new to the query); once the query has moved past that
+and the process restarted, such a table reads its topic from the earliest offset.
+
+Positions are kept between micro-batches: a table's Delta log is read when the table is first seen
+and after its commit failed, never on every trigger; the positions mirrored to consumer groups go in
+one request per group.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.client.offsets import earliest_offsets
+from kafka_spark.delta.dead_letter import reconcile
+from kafka_spark.delta.errors import SinkError
+from kafka_spark.delta.location import TableLocation, locate
+from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
+from kafka_spark.delta.offset_log import batch_end_offsets, read_text
+from kafka_spark.delta.options import StreamOptions
+from kafka_spark.delta.plan import BatchPlan, first_starts
+from kafka_spark.delta.position import SinkCommit, committed_position, now_ms
+from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selection
+from kafka_spark.delta.sink import LoadResult, read_plan
+from kafka_spark.delta.table_commit import Mirrors, check_table, commit_table, failed_result
+from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
+from kafka_spark.offsets.resolve import resolve_partitions
+from kafka_spark.spark.redaction import redact_secret_options
+
+log = logging.getLogger(__name__)
+
+Offsets = Mapping[TopicPartition, int]
+
+
+def start_routed_stream(spark, options: StreamOptions):
+    """Start the routed query (a `StreamingQuery`); see the module docstring."""
+    routing_of(options)
+    checkpoint = options.checkpoint_location
+    redact_secret_options(spark)  # before the query clones the session's settings
+    writer = RoutedBatchWriter(spark, options)
+    with Cluster(options.kafka) as cluster:
+        topics, pattern = selection(options)
+        tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
+        writer.route({tp.topic for tp in tps})
+        fresh = batch_end_offsets(spark, checkpoint, 0) is None or _drop_uncommitted(spark, checkpoint)
+        starts = writer.starting_offsets(cluster, tps)
+        beginnings = earliest_offsets(cluster, tps) if tps else {}
+    writer.initial = starts if fresh else None
+    subscription = ("subscribePattern", pattern) if pattern else ("subscribe", ",".join(topics))
+    # Values stay bytes in the query: a table whose values a registry format decodes reads its own ranges.
+    source = dataclasses.replace(options.source, decoding={})
+    # Spark's rule for specific starting offsets is that they name every selected partition, so a topic
+    # created between here and the query's first trigger fails it; "earliest" has no such window. A
+    # checkpoint with a committed micro-batch does not use them.
+    at_beginning = all(tp in beginnings and off == beginnings[tp] for tp, off in starts.items())
+    starting = "earliest" if at_beginning or not fresh else offsets_to_json(starts)
+    read = {**source.client_options(), "startingOffsets": starting, subscription[0]: subscription[1],
+            **options.pacing.reader_options(), **source.read_flags()}
+    df = spark.readStream.format("pykafka").options(**read).load()
+    return (df.writeStream.foreachBatch(writer).option("checkpointLocation", checkpoint)
+            .queryName(f"kafka-spark-{options.sink_id}").trigger(**_trigger(options)).start())
+
+
+def _drop_uncommitted(spark, checkpoint: str) -> bool:
+    """Delete a checkpoint that has not committed its first micro-batch; whether it did so.
+
+    Such a checkpoint would replay that micro-batch from offsets placed again now, over the topics of
+    today, while its end was planned over the topics of its day (a topic created since then would look
+    deleted). It holds nothing the tables do not: their positions say what that micro-batch committed.
+    """
+    if read_text(spark, f"{checkpoint.rstrip('/')}/commits/0") is not None:
+        return False
+    log.warning("%s has not committed its first micro-batch: starting it afresh from the tables' positions",
+                checkpoint)
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(checkpoint)
+    path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
+    return True
+
+
+def _trigger(options: StreamOptions) -> dict:
+    from kafka_spark.delta.stream import trigger_kwargs
+
+    return trigger_kwargs(options.pacing.trigger)
+
+
+@dataclass
+class TableWork:
+    """One table's part of a micro-batch: where each partition's rows begin (`begin`; None: where the
+    micro-batch begins, not known as a number) and end."""
+
+    routed: RoutedTable
+    previous: SinkCommit | None
+    begin: dict[TopicPartition, int | None]
+    end: dict[TopicPartition, int]
+
+    def moving(self) -> list[TopicPartition]:
+        return sorted(tp for tp, b in self.begin.items() if b is None or b < self.end[tp])
+
+
+class RoutedBatchWriter:
+    """The `foreachBatch` function of a routed stream: one commit per table that moved in the micro-batch."""
+
+    def __init__(self, spark, options: StreamOptions) -> None:
+        self.spark, self.options = spark, options
+        self.routing = routing_of(options)
+        self.routed: dict[str, RoutedTable] = {}
+        self.positions: dict[str, SinkCommit | None] = {}  # by table; absent: read it from the table
+        self.locations: dict[str, TableLocation | None] = {}
+        # The first offset of a partition whose table has not committed it yet (EARLIEST: its beginning).
+        self.origins: dict[TopicPartition, int | None] = {}
+        self.initial: dict[TopicPartition, int] | None = None  # where a fresh checkpoint's batch 0 begins
+        self.results: list[MultiLoadResult] = []
+
+    # ---- routing and positions --------------------------------------------------------------------------
+
+    def route(self, topics: set[str]) -> None:
+        """Route topics new to the writer (checking the new tables' options); a shared table is refused."""
+        if topics <= set(self.routed):
+            return
+        routed = routed_tables(self.options, set(self.routed) | topics)
+        for topic in sorted(topics - set(self.routed)):
+            check_table(self.spark, routed[topic])
+            self.routed[topic] = routed[topic]
+
+    def starting_offsets(self, cluster: Cluster, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
+        """Where the query places every selected partition when its checkpoint is new: the tables' positions
+        (a partition new to its table at its beginning), `starting` for tables that have not committed."""
+        starts: dict[TopicPartition, int] = {}
+        fresh: list[TopicPartition] = []
+        for tp in tps:
+            previous = self._position(self.routed[tp.topic])
+            if previous is None:
+                fresh.append(tp)
+            else:
+                starts[tp] = previous.offsets.get(tp, EARLIEST)
+        opts = self.options
+        if fresh:
+            starts.update(first_starts(cluster, opts.starting, fresh, opts.start_zookeeper_group,
+                                       opts.fail_on_data_loss))
+        return starts
+
+    def _position(self, routed: RoutedTable) -> SinkCommit | None:
+        """The table's last commit: kept from this process's commits, else read from the table (and its
+        dead letters repaired, as a single-table stream does when it starts)."""
+        table = routed.table
+        if table in self.positions:
+            return self.positions[table]
+        opts = routed.options
+        location = self.locations.get(table) or locate(table, self.spark)
+        previous = committed_position(location, opts.sink_id) if location is not None else None
+        reconcile(self.spark, opts.source, opts.target, opts.parsing, previous)
+        self.locations[table], self.positions[table] = location, previous
+        return previous
+
+    def _begin(self, tp: TopicPartition, previous: SinkCommit | None, start: Offsets | None) -> int | None:
+        if previous is not None and tp in previous.offsets:
+            return previous.offsets[tp]
+        if tp not in self.origins:
+            # A partition its table has not committed: it begins where the query placed it, if that is
+            # known to be the table's beginning; else (the query moved on before this process) at the start.
+            placed = start is not None and start is self.initial
+            if start is None or tp not in start:
+                self.origins[tp] = None
+            else:
+                self.origins[tp] = start[tp] if placed else EARLIEST
+        return self.origins[tp]
+
+    # ---- one micro-batch --------------------------------------------------------------------------------
+
+    def __call__(self, df, batch_id: int) -> None:
+        started, cpu = time.monotonic(), time.process_time()
+        checkpoint = self.options.checkpoint_location
+        end = batch_end_offsets(self.spark, checkpoint, batch_id)
+        if end is None:
+            raise SinkError(f"{checkpoint}: micro-batch {batch_id} has no offset log entry")
+        start = batch_end_offsets(self.spark, checkpoint, batch_id - 1) if batch_id > 0 else self.initial
+        self.route({tp.topic for tp in end})
+        result = MultiLoadResult(batch_id=batch_id)
+        mirrors = Mirrors()
+        work = self._work(end, start, result, mirrors)
+        try:
+            self._commit(df, batch_id, work, start, result, mirrors)
+        finally:
+            result.tables.sort(key=lambda r: r.table)
+            result.seconds, result.driver_seconds = time.monotonic() - started, time.process_time() - cpu
+            self.results.append(result)
+        mirrors.publish()
+        if self.options.on_trigger is not None:
+            self.options.on_trigger(batch_id, result)
+        log.info("micro-batch %d: %d table(s) committed, %d failed, %d rows, %.2fs (driver %.2fs)", batch_id,
+                 len(result.committed), len(result.failed), result.rows, result.seconds, result.driver_seconds)
+
+    def _work(self, end: Offsets, start: Offsets | None, result: MultiLoadResult, mirrors: Mirrors
+              ) -> list[TableWork]:
+        """The tables that move in this micro-batch, with where each of their partitions begins."""
+        by_topic: dict[str, list[TopicPartition]] = {}
+        for tp in end:
+            by_topic.setdefault(tp.topic, []).append(tp)
+        work = []
+        for topic in sorted(by_topic, key=lambda t: self.routed[t].table):
+            routed = self.routed[topic]
+            try:
+                known = routed.table in self.positions
+                previous = self._position(routed)
+                item = TableWork(routed, previous, {tp: self._begin(tp, previous, start) for tp in by_topic[topic]},
+                                 {tp: end[tp] for tp in by_topic[topic]})
+            except Exception as exc:
+                self._failed(routed, exc, result)
+                continue
+            if item.moving():
+                work.append(item)
+            elif not known and previous is not None:
+                # Read from the table just now and already at the end: a replay after a crash, which may
+                # have come between the commit and its mirrors.
+                log.warning("micro-batch ends where table %s already is: a replay; not written again",
+                            routed.table)
+                mirrors.add(routed.options.publishing, previous.offsets)
+        return work
+
+    def _commit(self, df, batch_id: int, work: list[TableWork], start: Offsets | None, result: MultiLoadResult,
+                mirrors: Mirrors) -> None:
+        self._resolve_earliest(work)
+        from_batch = [w for w in work if not w.routed.decoded]
+        frame = df
+        if len(from_batch) > 1:
+            slots = max(self.spark.sparkContext.defaultParallelism, 1)
+            frame = df.coalesce(slots).persist()
+        try:
+            for item in work:
+                self._commit_table(frame, batch_id, item, start, result, mirrors)
+        finally:
+            if frame is not df:
+                frame.unpersist()
+
+    def _resolve_earliest(self, work: list[TableWork]) -> None:
+        """The earliest offsets of the partitions that begin there, in one request for the micro-batch."""
+        wanted = [tp for w in work for tp, b in w.begin.items()
+                  if b == EARLIEST or (b is None and w.routed.decoded)]
+        if not wanted:
+            return
+        with Cluster(self.options.kafka) as cluster:
+            earliest = earliest_offsets(cluster, wanted)
+        for w in work:
+            for tp in w.begin:
+                if tp in earliest:
+                    w.begin[tp] = earliest[tp]
+
+    def _commit_table(self, frame, batch_id: int, item: TableWork, start: Offsets | None,
+                      result: MultiLoadResult, mirrors: Mirrors) -> None:
+        routed, previous = item.routed, item.previous
+        opts = routed.options
+        batch = previous.batch + 1 if previous else 0
+        carried = {tp: off for tp, off in (previous.offsets if previous else {}).items() if tp not in item.end}
+        offsets = {**carried, **{tp: max(b or 0, e) for tp, e in item.end.items() for b in (item.begin[tp],)}}
+        commit = SinkCommit(sink_id=opts.sink_id, batch=batch, offsets=offsets,
+                            start_offsets={tp: b for tp, b in item.begin.items() if b is not None},
+                            run_id=f"{uuid.uuid4().hex[:8]}-q{batch_id}", committed_at_ms=now_ms())
+        try:
+            rows = self._rows(frame, item, start)
+            done = commit_table(self.spark, routed, rows, commit, f"micro-batch {batch_id}",
+                                self.locations.get(routed.table))
+        except Exception as exc:
+            # Where the failed attempt began is where the next one begins, whatever the table's log says.
+            for tp, b in item.begin.items():
+                if not (previous and tp in previous.offsets):
+                    self.origins[tp] = EARLIEST if b is None else b
+            self._failed(routed, exc, result)
+            return
+        self.positions[routed.table] = dataclasses.replace(commit, offsets=done.offsets,
+                                                           dead_letters=done.dead_letters)
+        if self.locations.get(routed.table) is None:
+            self.locations[routed.table] = locate(routed.table, self.spark)  # a catalog table made by the write
+        for tp in item.begin:
+            self.origins.pop(tp, None)
+        result.tables.append(done)
+        mirrors.add(opts.publishing, done.offsets)
+
+    def _rows(self, frame, item: TableWork, start: Offsets | None):
+        """The table's rows: its topic's rows of the micro-batch past its position, and its gap before the
+        micro-batch read from Kafka; a decoding table reads all of its ranges (one schema per read)."""
+        from pyspark.sql import functions as F
+
+        routed = item.routed
+        source = routed.options.source
+        moving = item.moving()
+        if routed.decoded:
+            begin = {tp: item.begin[tp] for tp in moving}
+            plan = BatchPlan(0, start={tp: b for tp, b in begin.items() if b is not None},
+                             end={tp: item.end[tp] for tp in moving})
+            return read_plan(self.spark, source, plan)
+        starts = {tp: start[tp] for tp in moving if start is not None and tp in start}
+        begins = {tp: b for tp in moving for b in (item.begin[tp],) if b is not None}
+        gap = {tp: b for tp, b in begins.items() if tp in starts and b < starts[tp]}
+        # Rows of the micro-batch the table already holds (it is ahead of the micro-batch's start) stay out.
+        ahead = {tp: b for tp, b in begins.items() if tp not in starts or b > starts[tp]}
+        condition = F.col("topic") == routed.topic
+        if ahead:
+            clauses = [(F.col("partition") == tp.partition) & (F.col("offset") >= ahead[tp]) if tp in ahead
+                       else F.col("partition") == tp.partition for tp in moving]
+            keep = clauses[0]
+            for clause in clauses[1:]:
+                keep = keep | clause
+            condition = condition & keep
+        rows = frame.where(condition)
+        if gap:
+            log.warning("table %s is behind the micro-batch (%s): reading its gap from Kafka", routed.table,
+                        ", ".join(f"{tp} {b}..{starts[tp]}" for tp, b in sorted(gap.items())[:5]))
+            plan = BatchPlan(0, start=dict(gap), end={tp: min(starts[tp], item.end[tp]) for tp in gap})
+            rows = rows.unionByName(read_plan(self.spark, dataclasses.replace(source, decoding={}), plan))
+        return rows
+
+    def _failed(self, routed: RoutedTable, exc: Exception, result: MultiLoadResult) -> None:
+        """Report the table; its position is read again from the table next time; fail-fast stops the query."""
+        self.positions.pop(routed.table, None)
+        failed: LoadResult = failed_result(routed, routed.options.sink_id, exc)
+        result.tables.append(failed)
+        if not self.routing.continues:
+            raise TableCommitError(f"table {routed.table} (topic {routed.topic!r}) failed: {exc}", routed.table,
+                                   routed.topic, result) from exc

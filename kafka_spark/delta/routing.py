@@ -1,0 +1,121 @@
+"""Routing many topics into one Delta table each: which table a topic goes to, and with which settings.
+
+A `Routing` names each topic's table by an explicit map (`tables`, which wins) or a template with
+`{topic}`. A template that is a path or a store URI (`/lake/bronze/{topic}`, `s3a://lake/bronze/{topic}`)
+takes the topic as it is (Kafka's topic characters, `[A-Za-z0-9._-]`, are all valid in paths). A
+template that is a catalog name (`bronze.{topic}`) maps every character a table name cannot hold (any
+outside `[A-Za-z0-9_]`) to `_`, and backquotes an identifier that then starts with a digit; two topics
+whose names map to the same table (compared without case, as catalogs do) are refused, naming both.
+
+The per-table settings default to the options' own (`transform`, `partition_by`, `value_schema`,
+`value_format` + `format_options`, `dead_letter`, `publish_group`, `merge_schema`); `overrides` replaces
+any of them for one topic. `dead_letter` and `publish_group` may hold `{topic}` too; a dead-letter table
+serves one table only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_spark.delta.catalog import is_table_name
+from kafka_spark.errors import ConfigError
+
+Transform = Callable[[Any], Any]  # DataFrame -> DataFrame
+
+ON_TABLE_ERROR = ("fail-fast", "continue")
+PLACEHOLDER = "{topic}"
+_NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9_]")
+
+
+@dataclass(frozen=True)
+class TableSettings:
+    """One topic's table settings; a field left None takes the options' value."""
+
+    transform: str | Transform | None = None
+    partition_by: Sequence[str] | None = None
+    value_schema: str | None = None
+    value_format: str | None = None
+    format_options: Mapping[str, str] | None = None
+    dead_letter: str | None = None
+    publish_group: str | None = None
+    merge_schema: bool | None = None
+
+
+@dataclass(frozen=True)
+class Routing:
+    """Which table each topic goes to, per-topic setting overrides, and what a failing table does.
+
+    `on_table_error`: `fail-fast` stops the load or stream at the first table whose commit fails (the
+    tables committed before it stay committed); `continue` reports the failure by table and goes on
+    with the others, retrying the failed table at the next run or micro-batch.
+    """
+
+    template: str | None = None
+    tables: Mapping[str, str] = field(default_factory=dict)
+    overrides: Mapping[str, TableSettings] = field(default_factory=dict)
+    on_table_error: str = "fail-fast"
+
+    def __post_init__(self) -> None:
+        if self.template is None and not self.tables:
+            raise ConfigError("routing needs a table template with {topic} (such as /lake/bronze/{topic} or "
+                              "bronze.{topic}) or a map of topics to tables")
+        if self.template is not None and PLACEHOLDER not in self.template:
+            raise ConfigError(f"table template {self.template!r} has no {PLACEHOLDER}: every topic would go to "
+                              "the same table")
+        if self.on_table_error not in ON_TABLE_ERROR:
+            raise ConfigError(f"on_table_error {self.on_table_error!r}: expected 'fail-fast' or 'continue'")
+
+    @property
+    def continues(self) -> bool:
+        """Whether a failing table lets the others go on."""
+        return self.on_table_error == "continue"
+
+    def table_for(self, topic: str) -> str:
+        """The table of `topic`: the explicit map's, else the template's; ConfigError when neither has one."""
+        if topic in self.tables:
+            return self.tables[topic]
+        if self.template is None:
+            raise ConfigError(f"topic {topic!r} is selected but routed to no table: add it to the tables map "
+                              "or give a table template")
+        return expand(self.template, topic)
+
+    def tables_for(self, topics: Iterable[str]) -> dict[str, str]:
+        """The table of every topic; ConfigError naming both topics when two share a table."""
+        routed = {topic: self.table_for(topic) for topic in sorted(set(topics))}
+        refuse_shared(routed, "table")
+        return routed
+
+    def settings_for(self, topic: str) -> TableSettings:
+        """The overrides of `topic` (all None when it has none)."""
+        return self.overrides.get(topic, TableSettings())
+
+
+def expand(template: str, topic: str) -> str:
+    """`template` with `{topic}`: as is in a path or URI, mapped to name characters in a catalog name."""
+    if not is_table_name(template.replace(PLACEHOLDER, "t")):
+        return template.replace(PLACEHOLDER, topic)
+    name = _NOT_IN_NAMES.sub("_", topic)
+    parts = [part.replace(PLACEHOLDER, name) for part in template.split(".")]
+    # An identifier may not start with a digit unless quoted; a quoted one keeps its text.
+    return ".".join(f"`{p}`" if p[:1].isdigit() else p for p in parts)
+
+
+def table_key(table: str) -> str:
+    """What makes two tables the same: a catalog name without quotes and case, a path without a trailing '/'."""
+    if is_table_name(table):
+        return table.replace("`", "").lower()
+    return table.rstrip("/")
+
+
+def refuse_shared(routed: Mapping[str, str], what: str) -> None:
+    """ConfigError when two topics map to one `what` (a table, a dead-letter table)."""
+    seen: dict[str, str] = {}
+    for topic, table in sorted(routed.items()):
+        key = table_key(table)
+        if key in seen:
+            raise ConfigError(f"topics {seen[key]!r} and {topic!r} both go to the {what} {table}: give one of "
+                              "them its own table in the tables map")
+        seen[key] = topic

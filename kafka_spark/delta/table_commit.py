@@ -1,0 +1,91 @@
+"""One routed table's commit, the step a routed load or micro-batch repeats per table, and what follows it.
+
+`commit_table` is the only place a routed table's rows and offsets are written, through the sink's
+commit protocol (`write_commit`); a different writer replaces it here. `Mirrors` gathers the committed
+positions of a run's tables and publishes them once per consumer group.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.delta.errors import SinkError
+from kafka_spark.delta.options import Publishing
+from kafka_spark.delta.position import SinkCommit, check_sink_id
+from kafka_spark.delta.publish import check_publish_options, publish_committed
+from kafka_spark.delta.sink import LoadResult, write_commit
+
+if TYPE_CHECKING:
+    from kafka_spark.delta.location import TableLocation
+    from kafka_spark.delta.routed import RoutedTable
+
+log = logging.getLogger(__name__)
+
+
+def commit_table(spark, routed: RoutedTable, df, commit: SinkCommit, label: str,
+                 location: TableLocation | None) -> LoadResult:
+    """Commit `df` (the table's rows, transformed by its settings) and `commit` to the table in one Delta commit."""
+    opts = routed.options
+    result = write_commit(spark, opts.target, opts.format, opts.parsing, df, commit, label, location)
+    result.table = routed.table
+    return result
+
+
+def failed_result(routed: RoutedTable, sink_id: str, exc: BaseException) -> LoadResult:
+    """A table whose commit (or the reading of its position) failed, with the error in one line."""
+    error = f"{type(exc).__name__}: {error_line(exc)}"[:2000]
+    log.error("table %s (topic %r) failed: %s", routed.table, routed.topic, error)
+    return LoadResult("failed", sink_id, None, table=routed.table, error=error)
+
+
+def error_line(exc: BaseException) -> str:
+    """The first line of an error's message; for an error from the JVM, of the JVM exception's."""
+    java = getattr(exc, "java_exception", None)
+    text = str(java.toString()) if java is not None else str(exc)
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def check_table(spark, routed: RoutedTable) -> None:
+    """The single-table checks of a routed table's options."""
+    from kafka_spark.delta.dead_letter import check_options
+
+    opts = routed.options
+    check_sink_id(opts.sink_id)
+    check_options(spark, opts.target, opts.parsing)
+    check_publish_options(opts.source, opts.publishing)
+
+
+class Mirrors:
+    """The committed positions of a run's tables, published together after the run's commits."""
+
+    def __init__(self) -> None:
+        self._offsets: dict[tuple[str | None, str | None], dict[TopicPartition, int]] = {}
+        self._kafka: Mapping[str, str] = {}
+
+    def add(self, publishing: Publishing, offsets: Mapping[TopicPartition, int]) -> None:
+        if publishing.group or publishing.zookeeper_group:
+            self._kafka = publishing.kafka
+            self._offsets.setdefault((publishing.group, publishing.zookeeper_group), {}).update(offsets)
+
+    def publish(self, cluster: Cluster | None = None) -> None:
+        """One OffsetCommit per group (and one ZooKeeper write per group); a failure fails the run."""
+        if not self._offsets:
+            return
+        pending, self._offsets = self._offsets, {}
+        try:
+            if cluster is None:
+                with Cluster(self._kafka) as own:
+                    self._publish(pending, own)
+            else:
+                self._publish(pending, cluster)
+        except Exception as exc:  # the commits stand; the next run publishes them again
+            raise SinkError(f"the tables committed, but publishing their positions failed: {exc}") from exc
+
+    def _publish(self, pending: dict[tuple[str | None, str | None], dict[TopicPartition, int]],
+                 cluster: Cluster) -> None:
+        for (group, zookeeper_group), offsets in pending.items():
+            publish_committed(Publishing(self._kafka, group, zookeeper_group), offsets, cluster)

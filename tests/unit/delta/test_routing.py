@@ -1,0 +1,94 @@
+"""Routing topics to tables: template and map, catalog-name mapping, collisions, per-topic settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_spark.delta import LoadOptions, Routing, StreamOptions, TableSettings
+from kafka_spark.delta.catalog import is_table_name
+from kafka_spark.delta.routed import routed_tables, selection
+from kafka_spark.errors import ConfigError
+
+KAFKA = {"bootstrap.servers": "h:9092"}
+
+
+@pytest.mark.parametrize(("template", "topic", "table"), [
+    ("/lake/bronze/{topic}", "orders.v1-eu", "/lake/bronze/orders.v1-eu"),
+    ("s3a://lake/bronze/{topic}", "Orders_2", "s3a://lake/bronze/Orders_2"),
+    ("bronze.{topic}", "orders.v1-eu", "bronze.orders_v1_eu"),
+    ("main.bronze.raw_{topic}", "a-b", "main.bronze.raw_a_b"),
+    ("bronze.{topic}", "2024-events", "bronze.`2024_events`"),
+])
+def test_a_template_takes_the_topic_as_is_in_paths_and_as_name_characters_in_catalog_names(template, topic, table):
+    assert Routing(template=template).table_for(topic) == table
+    if not table.startswith(("/", "s3a:")):
+        assert is_table_name(table)
+
+
+def test_the_map_wins_over_the_template_and_a_topic_with_neither_is_refused():
+    routing = Routing(template="/t/{topic}", tables={"a": "/special/a"})
+    assert routing.tables_for(["a", "b"]) == {"a": "/special/a", "b": "/t/b"}
+    with pytest.raises(ConfigError, match="topic 'c' is selected but routed to no table"):
+        Routing(tables={"a": "/x"}).table_for("c")
+
+
+@pytest.mark.parametrize("topics", [["orders-eu", "orders.eu"], ["Orders", "orders"]])
+def test_two_topics_one_catalog_table_is_refused_naming_both(topics):
+    with pytest.raises(ConfigError, match=f"topics '{topics[0]}' and '{topics[1]}' both go to the table"):
+        Routing(template="bronze.{topic}").tables_for(topics)
+    # paths keep the names apart
+    assert len(set(Routing(template="/lake/{topic}").tables_for(topics).values())) == 2
+
+
+def test_bad_routings_are_refused():
+    with pytest.raises(ConfigError, match="template with"):
+        Routing()
+    with pytest.raises(ConfigError, match=r"has no \{topic\}"):
+        Routing(template="/lake/all")
+    with pytest.raises(ConfigError, match="on_table_error 'skip'"):
+        Routing(template="/t/{topic}", on_table_error="skip")
+    with pytest.raises(ConfigError, match="not both"):
+        LoadOptions(table="/t", kafka=KAFKA, routing=Routing(template="/t/{topic}"))
+    with pytest.raises(ConfigError, match="give the table"):
+        LoadOptions(kafka=KAFKA)
+    with pytest.raises(ConfigError, match="one target per table"):
+        _ = LoadOptions(kafka=KAFKA, routing=Routing(template="/t/{topic}")).target
+
+
+def test_each_table_gets_the_defaults_with_the_topic_s_overrides():
+    routing = Routing(template="/lake/{topic}", overrides={
+        "b": TableSettings(value_schema="n INT", dead_letter="/dead/b-only", merge_schema=True,
+                           partition_by=["partition"], value_format="avro", format_options={"valueSubject": "s"}),
+    })
+    options = LoadOptions(kafka=KAFKA, topics=["a", "b"], sink_id="s", routing=routing, transform="SELECT 1",
+                          dead_letter="/dead/{topic}", publish_group="g-{topic}", value_schema="x STRING")
+    tables = routed_tables(options, ["a", "b"])
+    a, b = tables["a"].options, tables["b"].options
+    assert (a.table, a.topics, a.pattern, a.routing, a.sink_id) == ("/lake/a", ["a"], None, None, "s")
+    assert (a.transform, a.value_schema, a.dead_letter, a.publish_group) == ("SELECT 1", "x STRING", "/dead/a", "g-a")
+    assert not a.merge_schema and not tables["a"].decoded
+    assert (b.value_schema, b.dead_letter, b.merge_schema, b.partition_by) == ("n INT", "/dead/b-only", True,
+                                                                               ("partition",))
+    assert tables["b"].decoded and b.decoding["valueSubject"] == "s" and b.transform == "SELECT 1"
+
+
+def test_one_dead_letter_table_for_two_tables_is_refused():
+    options = LoadOptions(kafka=KAFKA, topics=["a", "b"], routing=Routing(template="/lake/{topic}"),
+                          value_schema="n INT", dead_letter="/dead")
+    with pytest.raises(ConfigError, match="both go to the dead-letter table /dead"):
+        routed_tables(options, ["a", "b"])
+
+
+def test_selection_and_the_routed_stream_s_checkpoint():
+    by_map = LoadOptions(kafka=KAFKA, routing=Routing(tables={"b": "/x/b", "a": "/x/a"}))
+    assert selection(by_map) == (["a", "b"], None)
+    by_pattern = LoadOptions(kafka=KAFKA, pattern="ev.*", routing=Routing(template="/x/{topic}"))
+    assert selection(by_pattern) == ([], "ev.*")
+    with pytest.raises(ConfigError, match="give the topics or a topic pattern"):
+        selection(LoadOptions(kafka=KAFKA, routing=Routing(template="/x/{topic}")))
+    stream = StreamOptions(kafka=KAFKA, pattern="ev.*", sink_id="s", routing=Routing(template="/lake/bronze/{topic}/"))
+    assert stream.checkpoint_location == "/lake/bronze/_kafka_spark/checkpoints/s"
+    with pytest.raises(ConfigError, match="needs `checkpoint`"):
+        _ = StreamOptions(kafka=KAFKA, pattern="e", routing=Routing(template="bronze.{topic}")).checkpoint_location
+    with pytest.raises(ConfigError, match="not in its last part"):
+        _ = StreamOptions(kafka=KAFKA, pattern="e", routing=Routing(template="/l/{topic}/t")).checkpoint_location
