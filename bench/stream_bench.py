@@ -12,9 +12,13 @@
    --seconds; each row's latency is its Delta commit's time minus its Kafka timestamp (p50/p95/max), for
    start_stream and for Spark's source writing Delta plainly, both with Spark's default trigger (the next
    micro-batch as soon as the last one ends).
-   Beside each one-micro-batch case, the floor: the same rows from a Python source that only hands Spark
-   ready-made Arrow batches (bench/ceiling_source.py), written to the same sink in one batch job. No Python
-   stream source can finish faster, so Spark's time over the floor is the largest ratio any can reach.
+   Beside each one-micro-batch case, two floors: the same rows from a Python source that only hands Spark
+   ready-made Arrow batches (bench/ceiling_source.py), written to the same sink in one batch job, and the
+   same source read as a stream (AvailableNow, one micro-batch, timed like ours from load()). The batch
+   floor bounds any Python source, so Spark's time over it is the largest ratio any can reach; the stream
+   floor adds what Spark's stream machinery costs any Python stream source (its planner process, the
+   offset and commit logs), so ours against it is what our stream reader itself costs.
+   Every run's Spark timings (query progress durationMs, summed over micro-batches) go in the JSON.
 3. Driver cost per trigger on a topic with 1,000 partitions: the reader's latestOffset + partitions
    calls (what Spark runs on the driver for every micro-batch), median of --triggers calls.
 
@@ -41,7 +45,56 @@ from bench.ceiling_source import register as register_ceiling
 from bench.installed import compile_package
 
 SPARK_CONF = {"spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2"}
+SPARK_MS = ("latestOffset", "queryPlanning", "getBatch", "addBatch", "walCommit", "commitOffsets",
+            "triggerExecution")
 CASES = ((100, "none", 8), (1000, "none", 8))
+
+
+def stream_floor_source():
+    """The DataSource class of `format("arrow-ceiling-stream")`: arrow-ceiling's rows as a stream source that
+    does no other work, all of them in one micro-batch (offsets {"rows": n}). Defined in a function so that
+    it is pickled by value, whether this file runs as a script or is imported."""
+    from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+    from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
+
+    from bench.ceiling_source import ArrowCeiling
+
+    class FloorStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+        def __init__(self, batch: Any) -> None:
+            self.batch = batch
+
+        def initialOffset(self) -> dict:
+            return {"rows": 0}
+
+        def prepareForTriggerAvailableNow(self) -> None:
+            pass
+
+        def latestOffset(self, start: dict, limit: Any) -> dict:
+            return {"rows": self.batch.rows}
+
+        def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+            return self.batch.partitions() if end["rows"] > start["rows"] else []
+
+        def read(self, partition: InputPartition) -> Any:
+            return self.batch.read(partition)
+
+    class ArrowCeilingStream(DataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "arrow-ceiling-stream"
+
+        def schema(self) -> str:
+            return ArrowCeiling(self.options).schema()
+
+        def streamReader(self, schema: object) -> DataSourceStreamReader:
+            return FloorStreamReader(ArrowCeiling(self.options).reader(schema))
+
+    return ArrowCeilingStream
+
+
+def register_stream_floor(spark) -> None:
+    """Make `format("arrow-ceiling-stream")` available in `spark` (after `register_ceiling`, whose module it uses)."""
+    spark.dataSource.register(stream_floor_source())
 
 
 def log(msg: str) -> None:
@@ -49,8 +102,8 @@ def log(msg: str) -> None:
 
 
 def run_query(spark, fmt: str, sink: str, topic: str, bootstrap: str, limit: int | None, work: Path
-              ) -> tuple[float, int]:
-    """One AvailableNow run to the end of `topic`; (seconds, rows)."""
+              ) -> tuple[float, int, dict[str, int]]:
+    """One AvailableNow run to the end of `topic`; (seconds, rows, Spark's durationMs summed over micro-batches)."""
     work.mkdir(parents=True, exist_ok=True)
     checkpoint, table = work / "checkpoint", work / "table"
     started = time.perf_counter()
@@ -64,17 +117,38 @@ def run_query(spark, fmt: str, sink: str, topic: str, bootstrap: str, limit: int
             on_commit=lambda _b, r: rows.append(r.rows)))
         query.awaitTermination()
         seconds = time.perf_counter() - started
-        return seconds, sum(rows)
+        return seconds, sum(rows), durations(query)
     reader = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
               .option("startingOffsets", "earliest"))
     df = (reader.option("maxOffsetsPerTrigger", str(limit)) if limit else reader).load()
-    writer = df.writeStream.format(sink).option("checkpointLocation", str(checkpoint)).trigger(availableNow=True)
-    query = writer.start(str(table)) if sink == "delta" else writer.start()
+    return stream_to(df, sink, work, started)
+
+
+def stream_to(df, sink: str, work: Path, started: float) -> tuple[float, int, dict[str, int]]:
+    """`df` (a stream) into `sink` with AvailableNow; (seconds since `started`, rows, durationMs summed)."""
+    writer = (df.writeStream.format(sink).option("checkpointLocation", str(work / "checkpoint"))
+              .trigger(availableNow=True))
+    query = writer.start(str(work / "table")) if sink == "delta" else writer.start()
     query.awaitTermination()
     seconds = time.perf_counter() - started
     if query.exception() is not None:
         raise RuntimeError(str(query.exception()))
-    return seconds, sum(p.numInputRows for p in query.recentProgress)
+    return seconds, sum(p.numInputRows for p in query.recentProgress), durations(query)
+
+
+def durations(query) -> dict[str, int]:
+    """Spark's own timings of a query (progress durationMs: latestOffset, queryPlanning, getBatch, addBatch,
+    walCommit, commitOffsets, triggerExecution), summed over its micro-batches, plus their number."""
+    out: dict[str, int] = {"batches": len(query.recentProgress)}
+    for progress in query.recentProgress:
+        for key, ms in json.loads(progress.json).get("durationMs", {}).items():
+            out[key] = out.get(key, 0) + int(ms)
+    return out
+
+
+def median_durations(runs: list[dict[str, int]]) -> dict[str, float]:
+    keys = sorted({k for r in runs for k in r})
+    return {k: statistics.median(r.get(k, 0) for r in runs) for k in keys}
 
 
 def floor_run(spark, data: Dataset, sink: str, work: Path) -> float:
@@ -91,27 +165,53 @@ def floor_run(spark, data: Dataset, sink: str, work: Path) -> float:
     return time.perf_counter() - started
 
 
+def stream_floor_run(spark, data: Dataset, sink: str, work: Path) -> tuple[float, dict[str, int]]:
+    """Seconds (and Spark's timings) for the floor's rows of `data` read as a stream into `sink`, like run_query."""
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    df = (spark.readStream.format("arrow-ceiling-stream").option("partitions", data.case.partitions)
+          .option("rows", data.records).option("size", data.case.size).load())
+    seconds, rows, spent = stream_to(df, sink, work, started)
+    if rows != data.records:
+        raise RuntimeError(f"stream floor->{sink} yielded {rows} rows, expected {data.records}")
+    return seconds, spent
+
+
 def throughput(spark, datasets: list[Dataset], bootstrap: str, runs: int, limits: list[int | None]
                ) -> list[dict[str, Any]]:
     out = []
     for data, sink, limit in ((d, s, lim) for d in datasets for lim in limits for s in ("noop", "delta")):
-        times: dict[str, list[float]] = {"pykafka": [], "kafka": []}
+        # Without a limit the no-work stream source runs in the same rotation: its time against ours is only
+        # fair when both met the same load.
+        fmts = ("pykafka", "kafka", "floor") if limit is None else ("pykafka", "kafka")
+        times: dict[str, list[float]] = {f: [] for f in fmts}
+        spent: dict[str, list[dict[str, int]]] = {f: [] for f in fmts}
         for i in range(runs):
-            for fmt in ("pykafka", "kafka") if i % 2 == 0 else ("kafka", "pykafka"):
+            for fmt in fmts if i % 2 == 0 else fmts[::-1]:
                 work = Path(tempfile.mkdtemp(prefix="stream-bench-"))
                 try:
-                    seconds, rows = run_query(spark, fmt, sink, data.case.topic, bootstrap, limit, work)
+                    if fmt == "floor":
+                        seconds, timings = stream_floor_run(spark, data, sink, work)
+                        rows = data.records
+                    else:
+                        seconds, rows, timings = run_query(spark, fmt, sink, data.case.topic, bootstrap, limit, work)
                 finally:
                     shutil.rmtree(work, ignore_errors=True)
                 if rows != data.records:
                     raise RuntimeError(f"{fmt}->{sink} read {rows} rows of {data.case.topic}, "
                                        f"expected {data.records}")
                 times[fmt].append(seconds)
-                log(f"  {data.case.name} {fmt}->{sink} limit {limit or 'none'} run {i + 1}/{runs}: {seconds:.2f} s")
+                spent[fmt].append(timings)
+                log(f"  {data.case.name} {fmt}->{sink} limit {limit or 'none'} run {i + 1}/{runs}: {seconds:.2f} s "
+                    f"{timings}")
         ours, theirs = statistics.median(times["pykafka"]), statistics.median(times["kafka"])
         row = {"case": data.case.name, "records": data.records, "sink": sink, "limit": limit,
-               "pykafka_s": ours, "kafka_s": theirs, "ratio": theirs / ours, "runs": times}
+               "pykafka_s": ours, "kafka_s": theirs, "ratio": theirs / ours, "runs": times,
+               "spark_ms": {f: median_durations(v) for f, v in spent.items()}, "spark_ms_runs": spent}
         if limit is None:
+            stream_floor = statistics.median(times["floor"])
+            # each run's own ratio, so that a load change between runs does not skew it
+            shares = [f / o for f, o in zip(times["floor"], times["pykafka"], strict=True)]
             floors = []
             for _ in range(runs):
                 work = Path(tempfile.mkdtemp(prefix="stream-floor-"))
@@ -119,8 +219,10 @@ def throughput(spark, datasets: list[Dataset], bootstrap: str, runs: int, limits
                     floors.append(floor_run(spark, data, sink, work))
                 finally:
                     shutil.rmtree(work, ignore_errors=True)
-            row |= {"floor_s": min(floors), "max_ratio": theirs / min(floors)}
-            log(f"  {data.case.name} floor->{sink}: {min(floors):.2f} s (best of {runs})")
+            row |= {"floor_s": min(floors), "max_ratio": theirs / min(floors), "stream_floor_s": stream_floor,
+                    "stream_floor_share": statistics.median(shares)}
+            log(f"  {data.case.name} floor->{sink}: batch {min(floors):.2f} s (best of {runs}), stream "
+                f"{stream_floor:.2f} s (median); pykafka at {row['stream_floor_share']:.0%} of the stream floor")
         out.append(row)
     return out
 
@@ -249,15 +351,27 @@ def trigger_cost(node, partitions: int, triggers: int) -> dict[str, Any]:
 def markdown(result: dict[str, Any]) -> str:
     lines = [f"# Streams ({result['meta']['when']}, {result['meta']['machine']})", "",
              f"`{result['meta']['command']}`", "",
-             "| case | sink | offsets/trigger | pykafka s | kafka s | × kafka | floor s | largest × |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
+             "| case | sink | offsets/trigger | pykafka s | kafka s | × kafka | floor s | largest × "
+             "| stream floor s | of stream floor |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in result["throughput"]:
         limit = f"{r['limit']:,}" if r["limit"] else "none (one micro-batch)"
-        floor = f"{r['floor_s']:.2f} | {r['max_ratio']:.2f}" if "floor_s" in r else "– | –"
+        floor = (f"{r['floor_s']:.2f} | {r['max_ratio']:.2f} | {r['stream_floor_s']:.2f} | "
+                 f"{r['stream_floor_share']:.0%}") if "floor_s" in r else "– | – | – | –"
         lines.append(f"| {r['case']} ({r['records']:,}) | {r['sink']} | {limit} | {r['pykafka_s']:.2f} | "
                      f"{r['kafka_s']:.2f} | {r['ratio']:.2f} | {floor} |")
     lines += ["", "floor: the same rows from a Python source that does no work, into the same sink in one batch job; "
-              "largest ×: kafka s / floor s, the most any Python stream source could reach."]
+              "largest ×: kafka s / floor s, the most any Python stream source could reach. stream floor: that "
+              "source read as a stream like ours (AvailableNow, one micro-batch, timed from load()); of stream "
+              "floor: its time / ours, median of the runs' own ratios (100% = our reader costs nothing)."]
+    lines += ["", "| case | sink | offsets/trigger | source | micro-batches | " + " | ".join(SPARK_MS) + " |",
+              "|---|---|---:|---|---:|" + "---:|" * len(SPARK_MS)]
+    for r in result["throughput"]:
+        for source, ms in r["spark_ms"].items():
+            lines.append(f"| {r['case']} | {r['sink']} | {r['limit'] or 'none'} | {source} | "
+                         f"{ms.get('batches', 0):.0f} | " + " | ".join(f"{ms.get(k, 0):.0f}" for k in SPARK_MS) + " |")
+    lines += ["", "Spark's timings in ms (query progress durationMs, summed over the micro-batches, median of the "
+              "runs)."]
     lines += ["", "| latency into Delta, default trigger | rate | p50 ms | p95 ms | max ms |",
               "|---|---:|---:|---:|---:|"]
     for r in result["latency"]:
@@ -306,16 +420,18 @@ def main(argv: list[str] | None = None) -> int:
         log("starting Spark")
         spark = local_spark("kafka-spark-stream-bench", extra=SPARK_CONF)
         register_ceiling(spark)
+        register_stream_floor(spark)
         for warm in warms:
             for fmt in ("pykafka", "kafka"):
                 for sink in ("noop", "delta"):
                     work = Path(tempfile.mkdtemp(prefix="stream-warm-"))
                     run_query(spark, fmt, sink, warm.case.topic, node.bootstrap, 10_000, work)
                     shutil.rmtree(work, ignore_errors=True)
-            for sink in ("noop", "delta"):  # the floor's source too: its first use pays the workers' imports
-                work = Path(tempfile.mkdtemp(prefix="stream-warm-"))
-                floor_run(spark, warm, sink, work)
-                shutil.rmtree(work, ignore_errors=True)
+            for sink in ("noop", "delta"):  # the floors' sources too: their first use pays the workers' imports
+                for floor in (floor_run, stream_floor_run):
+                    work = Path(tempfile.mkdtemp(prefix="stream-warm-"))
+                    floor(spark, warm, sink, work)
+                    shutil.rmtree(work, ignore_errors=True)
         log("throughput (AvailableNow)")
         limits = [None if x.strip().lower() == "none" else int(x) for x in args.limits.split(",")]
         result["throughput"] = throughput(spark, datasets, node.bootstrap, runs, limits)

@@ -26,6 +26,13 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
     p.add_argument("--table", metavar="PATH|NAME",
                    help="the Delta table, created by the first run: a directory, a store URI (s3a://bucket/t, "
                         "abfss://..., gs://..., hdfs://...), or a catalog name (db.table or catalog.db.table)")
+    p.add_argument("--table-template", metavar="TEMPLATE",
+                   help="instead of --table, a table per topic: a path, store URI or catalog name with {topic} "
+                        "(/lake/bronze/{topic}, bronze.{topic}); per-topic settings go in --config's "
+                        "[topics.NAME] sections, explicit tables in its [tables] map")
+    p.add_argument("--on-table-error", metavar="fail-fast|continue",
+                   help="with a table per topic: fail-fast (default) stops at the first table whose commit fails; "
+                        "continue commits the others, reports the failed ones (exit 1) and retries them next time")
     add_sink_id_option(p, "names this pipeline's offsets in the table (default: default)")
     p.add_argument("--offset", metavar="WHERE",
                    help="where a table new to this sink starts: earliest (default), latest, or @TIME (epoch "

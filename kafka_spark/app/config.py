@@ -22,6 +22,17 @@ from kafka_spark.app.payloads import (
     registry_config,
     registry_table,
 )
+from kafka_spark.app.routing import (
+    TABLES_TABLE,
+    TOPICS_TABLE,
+    check_routing,
+    parse_on_table_error,
+    parse_template,
+    read_tables_map,
+    read_topic_sections,
+    routed,
+    routed_topics,
+)
 from kafka_spark.app.values import (
     Parser,
     parse_bool,
@@ -76,6 +87,11 @@ class AppConfig:
     schema_evolution_mode: str | None = None
     kafka: dict[str, str] = field(default_factory=dict)
     registry: dict[str, str] = field(default_factory=dict, repr=False)
+    # A table per topic (routing.py): the template, the [tables] map, the [topics.NAME] overrides.
+    table_template: str | None = None
+    tables: dict[str, str] = field(default_factory=dict)
+    topic_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    on_table_error: str | None = None
 
     @property
     def embedded(self) -> bool:
@@ -105,6 +121,8 @@ COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     "seed-records": ("seed_records", parse_count),
     "merge-schema": ("merge_schema", parse_bool),
     **FORMAT_KEYS,
+    "table-template": ("table_template", parse_template),
+    "on-table-error": ("on_table_error", parse_on_table_error),
 }
 
 # Key -> (attribute of the parsed flags, the flag users see). The flags' names follow the command-line
@@ -141,10 +159,18 @@ def read_config_file(name: str, config: AppConfig, keys: Mapping[str, tuple[str,
             # `schema-registry` is the registry's URL, or a table of all its settings.
             config.registry = registry_table(value, str(path))
             continue
+        if norm == TABLES_TABLE:
+            config.tables = read_tables_map(value, str(path))
+            continue
+        if norm == TOPICS_TABLE and isinstance(value, dict):
+            # `topics` is the list of topics, or (TOML holds one of the two) the [topics.NAME] sections.
+            config.topic_settings = read_topic_sections(value, str(path))
+            continue
         if norm not in keys:
             close = difflib.get_close_matches(norm, [*keys, "kafka"], n=1, cutoff=0.6)
             hint = (f"; did you mean {close[0]!r}?" if close
-                    else f"; known keys: {', '.join(keys)}, [kafka], [{REGISTRY_TABLE}]")
+                    else f"; known keys: {', '.join(keys)}, [kafka], [{REGISTRY_TABLE}], [{TABLES_TABLE}], "
+                         f"[{TOPICS_TABLE}.NAME]")
             raise ConfigError(f"{path}: unknown key {key!r}{hint}")
         attr, parse = keys[norm]
         setattr(config, attr, parse(value, f"{path}: {key}"))
@@ -222,11 +248,13 @@ def validate(config: AppConfig) -> None:
     """Fail before Spark or a broker starts on anything that can be checked offline."""
     if config.topics and config.pattern:
         raise ConfigError("give topics or a pattern, not both")
+    check_routing(config)
     if not config.embedded:
-        if not config.topics and not config.pattern:
+        if not config.topics and not config.pattern and not (routed(config) and routed_topics(config)):
             raise ConfigError("give --topic or --pattern (which topics to load)")
-        if not config.table:
-            raise ConfigError("give --table (the Delta table to load into)")
+        if not config.table and not routed(config):
+            raise ConfigError("give --table (the Delta table to load into), or --table-template (a table per "
+                              "topic, with {topic})")
     if config.pattern:
         try:
             re.compile(config.pattern)

@@ -13,10 +13,20 @@ from kafka_spark.app.demo import SAMPLE_TOPIC, STOP_HINT
 from kafka_spark.app.exits import run_program
 from kafka_spark.app.output import Notes, print_embedded, print_offsets
 from kafka_spark.app.payloads import decoded
+from kafka_spark.app.routed_run import exit_status, print_load, result_json, table_lines, table_topics
+from kafka_spark.app.routing import routed
 from kafka_spark.app.settings import LOAD_KEYS, LoadConfig
 from kafka_spark.app.source import Source, resolve_source, sink_settings
 from kafka_spark.app.stops import StopRequest
-from kafka_spark.delta import LoadOptions, LoadResult, OffsetsMovedBackwardsError, committed_position, load
+from kafka_spark.delta import (
+    LoadOptions,
+    LoadResult,
+    OffsetsMovedBackwardsError,
+    TableCommitError,
+    committed_position,
+    load,
+    load_tables,
+)
 from kafka_spark.local.session import LazySpark
 
 PROG = "kafka-to-delta"
@@ -77,6 +87,8 @@ def _run_load(config: LoadConfig, as_json: bool, prog: str) -> int:
     validate(config)
     started = time.monotonic()
     spark = LazySpark(prog)
+    if routed(config):
+        return _run_routed_load(config, as_json, prog, spark, started, note)
     table = table_location(config.table or str(SAMPLE_TABLE))
     source = resolve_source(config, table, note, spark.prestart,
                             lambda: committed_position(table, config.sink_id, spark) is not None)
@@ -95,6 +107,29 @@ def _run_load(config: LoadConfig, as_json: bool, prog: str) -> int:
     else:
         print_summary(prog, config, source, table, result)
     return 0
+
+
+def _run_routed_load(config: LoadConfig, as_json: bool, prog: str, spark: LazySpark, started: float,
+                     note: Notes) -> int:
+    """Every topic into its table, one commit per table; one line per table, and exit 1 when one failed."""
+    source = resolve_source(config, "", note, spark.prestart, lambda: False)
+    options = LoadOptions(**sink_settings(config, source, None), max_records=config.max_records,
+                          progress=not as_json)
+    error: TableCommitError | None = None
+    try:
+        result = load_tables(spark, options)
+    except TableCommitError as exc:  # fail-fast: what the tables before it did, then the error naming it
+        result, error = exc.result, exc
+    lines = table_lines(result, table_topics(options.routing, {tp.topic for tp in result.latest}), options.routing)
+    if as_json:
+        print(json.dumps({**result_json(result, lines), "sink": config.sink_id, "bootstrap": source.bootstrap,
+                          **({"error": str(error)} if error else {}),
+                          "elapsed_seconds": round(time.monotonic() - started, 3)}))
+    else:
+        print_load(prog, config.sink_id, result, lines)
+    if error is not None:
+        raise error
+    return exit_status(prog, lines)
 
 
 def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kafka_spark.app.demo import SAMPLE_TOPIC, STOP_HINT
@@ -52,3 +53,43 @@ def print_embedded(source: Source, table: str) -> None:
         print(f"  seeded     {source.seeded:,} sample records into topic {SAMPLE_TOPIC!r}")
     print(f"  broker     {source.bootstrap} (local, still running; stop it with: {STOP_HINT})")
     print(f"  lag        kafka-spark delta-offsets {table} -b {source.bootstrap}")
+
+
+def table_rows(tables: Sequence[TableLine]) -> list[str]:
+    """One line per table of a routed run (table, topic, status, rows, Delta version, lag), and the header."""
+    width = max([len(t.table) for t in tables] + [5])
+    topic_width = max([len(t.topic or "-") for t in tables] + [5])
+    lines = [f"    {'table':<{width}}  {'topic':<{topic_width}}  {'status':<10}  {'rows':>10}  {'version':>7}  "
+             f"{'lag':>8}"]
+    for t in tables:
+        version = "-" if t.version is None else str(t.version)
+        lag = "-" if t.lag is None else f"{t.lag:,}"
+        lines.append(f"    {t.table:<{width}}  {t.topic or '-':<{topic_width}}  {t.status:<10}  {t.rows:>10,}  "
+                     f"{version:>7}  {lag:>8}")
+    return lines
+
+
+@dataclass
+class TableLine:
+    """What a routed run's output says of one table."""
+
+    table: str
+    topic: str | None
+    status: str
+    rows: int = 0
+    version: int | None = None
+    lag: int | None = None
+    error: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        return {"table": self.table, "topic": self.topic, "status": self.status, "rows": self.rows,
+                "table_version": self.version, **({"lag": self.lag} if self.lag is not None else {}),
+                **({"error": self.error} if self.error else {})}
+
+
+def print_failed_tables(prog: str, tables: Sequence[TableLine]) -> None:
+    """Each failed table and why, on stderr (stdout has the run's summary)."""
+    for t in tables:
+        if t.status == "failed":
+            topic = f" (topic {t.topic!r})" if t.topic else ""
+            print(f"{prog}: table {t.table}{topic} failed: {t.error or 'see the log'}", file=sys.stderr, flush=True)

@@ -25,6 +25,7 @@ EVOLUTION_MODES = ("none", "restart")
 REGISTRY_TABLE = "schema-registry"
 REGISTRY_CONFIG_FLAG = "--schema-registry-config"
 _URL = PREFIX + "url"
+BINARY_FORMATS = (None, BINARY)  # the formats that keep the bytes as they are
 
 
 def parse_format(value: Any, name: str) -> str:
@@ -110,7 +111,7 @@ def registry_options(config: AppConfig) -> dict[str, str]:
 
 def decoded(config: AppConfig) -> bool:
     """Whether the run decodes keys or values (a format other than binary)."""
-    return any(f not in (None, BINARY) for f in (config.value_format, config.key_format))
+    return any(f not in BINARY_FORMATS for f in (config.value_format, config.key_format))
 
 
 def decoding_settings(config: AppConfig) -> dict[str, Any]:
@@ -153,6 +154,8 @@ def decoding_options(formats: Mapping[str, str | None], subjects: Mapping[str, s
 def check_payloads(config: AppConfig) -> None:
     """The format settings agree with each other and the topics, and the registry's settings parse; every
     error names the setting, never a value."""
+    if not decoded(config) and any(s.get("value_format") not in BINARY_FORMATS for s in config.topic_settings.values()):
+        return  # only some topics' tables decode: routing.py checks their settings, the registry's included
     options = decoding_options(
         {"value": config.value_format, "key": config.key_format},
         {"value": config.value_subject, "key": config.key_subject}, registry_options(config),
@@ -163,8 +166,10 @@ def check_payloads(config: AppConfig) -> None:
     if options is None:
         return
     for side, fmt in (("value", config.value_format), ("key", config.key_format)):
-        if fmt in (None, BINARY) or getattr(config, f"{side}_subject"):
+        if fmt in BINARY_FORMATS or getattr(config, f"{side}_subject"):
             continue
+        if config.table_template or config.tables:
+            continue  # a table per topic: each decodes with its own topic's subject
         if config.pattern or len(config.topics) > 1:
             what = f"pattern {config.pattern!r}" if config.pattern else f"topics {', '.join(config.topics)}"
             raise ConfigError(

@@ -8,7 +8,8 @@ from typing import Any
 
 from kafka_spark.app.config import AppConfig, client_properties, table_location
 from kafka_spark.app.demo import SAMPLE_TOPIC, SAMPLE_TRANSFORM, Note, seed_sample, start_local_broker
-from kafka_spark.app.payloads import decoding_settings
+from kafka_spark.app.payloads import decoding_settings, registry_options
+from kafka_spark.app.routing import build_routing, decodes_anywhere, routed, routed_topics, template_location
 from kafka_spark.delta.sink import Transform, resolve_transform
 
 
@@ -24,17 +25,23 @@ class Source:
     seeded: int = 0
 
 
-def sink_settings(config: AppConfig, source: Source, table: str) -> dict[str, Any]:
+def sink_settings(config: AppConfig, source: Source, table: str | None) -> dict[str, Any]:
     """The `LoadOptions` fields both applications take from their settings (a stream adds its trigger and
-    limits)."""
-    return {"table": table, "kafka": source.kafka, "topics": source.topics, "pattern": config.pattern,
-            "sink_id": config.sink_id, "starting": config.starting_offsets,
-            "fail_on_data_loss": config.fail_on_data_loss, "partition_by": config.partition_by,
-            "transform": source.transform, "include_headers": config.include_headers,
-            "publish_group": config.publish_group, "start_zookeeper_group": config.start_zookeeper_group,
-            "publish_zookeeper_group": config.publish_zookeeper_group, "value_schema": config.value_schema,
-            "dead_letter": table_location(config.dead_letter) if config.dead_letter else None,
-            "merge_schema": config.merge_schema, **decoding_settings(config)}
+    limits). With a table template or a `[tables]` map, `table` is None and `routing` holds every table."""
+    settings = {"table": table, "kafka": source.kafka, "topics": source.topics, "pattern": config.pattern,
+                "sink_id": config.sink_id, "starting": config.starting_offsets,
+                "fail_on_data_loss": config.fail_on_data_loss, "partition_by": config.partition_by,
+                "transform": source.transform, "include_headers": config.include_headers,
+                "publish_group": config.publish_group, "start_zookeeper_group": config.start_zookeeper_group,
+                "publish_zookeeper_group": config.publish_zookeeper_group, "value_schema": config.value_schema,
+                "dead_letter": table_location(config.dead_letter) if config.dead_letter else None,
+                "merge_schema": config.merge_schema, **decoding_settings(config)}
+    if not routed(config):
+        return settings
+    registry = {"schema_registry": registry_options(config)} if decodes_anywhere(config) else {}
+    return {**settings, **registry, "table": None, "routing": build_routing(config, resolve_transform),
+            "topics": source.topics or routed_topics(config),
+            "dead_letter": template_location(config.dead_letter) if config.dead_letter else None}
 
 
 def resolve_source(config: AppConfig, table: str, note: Note, prestart: Callable[[], None],

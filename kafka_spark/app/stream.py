@@ -13,12 +13,14 @@ from kafka_spark.app.arguments import add_stream_arguments, app_parser
 from kafka_spark.app.config import SAMPLE_TABLE, merge_settings, table_location, validate
 from kafka_spark.app.demo import SAMPLE_TOPIC, STOP_HINT, SampleFeed
 from kafka_spark.app.exits import run_program
-from kafka_spark.app.output import Notes, print_embedded, print_offsets
+from kafka_spark.app.output import Notes, print_embedded, print_offsets, table_rows
+from kafka_spark.app.routed_run import RunTables, counts, exit_status, table_topics, trigger_json
+from kafka_spark.app.routing import routed
 from kafka_spark.app.settings import STREAM_KEYS, StreamConfig, check_stream
 from kafka_spark.app.source import Source, resolve_source, sink_settings
 from kafka_spark.app.stops import StopRequest
 from kafka_spark.app.watch import Watch, follow_query
-from kafka_spark.delta import StreamOptions, committed_position, start_stream
+from kafka_spark.delta import MultiLoadResult, Routing, StreamOptions, committed_position, start_stream, tables_lag
 from kafka_spark.local.session import LazySpark
 from kafka_spark.offsets.ranges import offsets_to_json
 
@@ -57,6 +59,8 @@ def _run_stream(config: StreamConfig, as_json: bool, prog: str, stop: StopReques
     validate(config)
     started = time.monotonic()
     spark = LazySpark(prog)
+    if routed(config):
+        return _run_routed_stream(config, as_json, prog, stop, spark, started, note)
     table = table_location(config.table or str(SAMPLE_TABLE))
     before = committed_position(table, config.sink_id, spark)
     source = resolve_source(config, table, note, spark.prestart, lambda: before is not None)
@@ -93,6 +97,56 @@ def _run_stream(config: StreamConfig, as_json: bool, prog: str, stop: StopReques
     else:
         print_summary(prog, config, source, table, ended, watch, before.offsets if before else {}, end)
     return 0
+
+
+def _run_routed_stream(config: StreamConfig, as_json: bool, prog: str, stop: StopRequest, spark: LazySpark,
+                       started: float, note: Notes) -> int:
+    """One query over every topic, each micro-batch committed table by table; a line per table as each
+    micro-batch commits and at the end (with each table's lag), and exit 1 when a table's last commit failed."""
+    source = resolve_source(config, "", note, spark.prestart, lambda: False)
+    tables = RunTables()
+    routing: list[Routing] = []
+
+    def show(batch_id: int, result: MultiLoadResult) -> None:
+        known = table_topics(routing[0], {tp.topic for r in result.tables for tp in r.offsets or {}})
+        lines = tables.add(result, known, routing[0])
+        if as_json:
+            print(trigger_json(batch_id, result, lines), flush=True)
+            return
+        note(f"micro-batch {batch_id}: {counts(lines)}, {result.rows:,} rows in {result.seconds:.1f}s "
+             f"(driver {result.driver_seconds:.2f}s)")
+        for line in table_rows(lines):
+            note(line)
+
+    watch = Watch(note, as_json, show_tables=show)
+    options = StreamOptions(
+        **sink_settings(config, source, None), checkpoint=config.checkpoint, trigger=config.trigger,
+        max_offsets_per_trigger=config.max_offsets_per_trigger,
+        min_offsets_per_trigger=config.min_offsets_per_trigger, max_trigger_delay=config.max_trigger_delay,
+        on_trigger=watch.on_trigger,
+    )
+    assert options.routing is not None  # sink_settings of a routed config
+    routing.append(options.routing)
+    query = start_stream(spark.session(), options)
+    note(f"streaming {', '.join(source.topics) or config.pattern!r} into "
+         f"{config.table_template or 'the tables of [tables]'} (sink {config.sink_id!r}, trigger {config.trigger}, "
+         f"checkpoint {options.checkpoint_location})" + ("; Ctrl-C stops" if not as_json else ""))
+    ended = follow_query(query, watch, stop.event, note)
+    lags = tables_lag(options, spark)
+    lines = tables.final(lags, {t: tp for t, tp in ((r.table, r.topic) for r in tables.lines.values()) if tp})
+    if as_json:
+        print(json.dumps({"status": ended, "sink": config.sink_id, "micro_batches": len(watch.committed),
+                          "rows": watch.rows, "failed": [t.table for t in lines if t.status == "failed"],
+                          "tables": [t.summary() for t in lines], "checkpoint": options.checkpoint_location,
+                          "bootstrap": source.bootstrap,
+                          "elapsed_seconds": round(time.monotonic() - started, 3)}), flush=True)
+    else:
+        print(f"{prog}: {ended} after {len(watch.committed)} micro-batches, {watch.rows:,} rows, "
+              f"{len(lines)} tables of sink {config.sink_id!r}: {counts(lines)}", flush=True)
+        for line in table_rows(lines):
+            print(line)
+        print(f"  total      {watch.rows:,} rows; lag {sum(t.lag or 0 for t in lines):,} records", flush=True)
+    return exit_status(prog, lines)
 
 
 def print_summary(prog: str, config: StreamConfig, source: Source, table: str, ended: str, watch: Watch,

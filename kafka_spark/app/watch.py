@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kafka_spark.delta import LoadResult
+from kafka_spark.delta import LoadResult, MultiLoadResult
 from kafka_spark.offsets.ranges import offsets_to_json
 from kafka_spark.spark.progress import offsets_behind_latest
 
@@ -17,18 +17,24 @@ STOP_GRACE_SECONDS = 120.0
 
 
 class Watch:
-    """Pairs each committed micro-batch with its progress report (for the lag) and prints it once."""
+    """Pairs each committed micro-batch with its progress report (for the lag) and prints it once; a routed
+    stream's micro-batch (`on_trigger`) is printed by `show_tables`, one line per table."""
 
-    def __init__(self, note: Callable[[str], None], as_json: bool) -> None:
+    def __init__(self, note: Callable[[str], None], as_json: bool,
+                 show_tables: Callable[[int, MultiLoadResult], None] | None = None) -> None:
         self.note = note
         self.as_json = as_json
-        self.committed: dict[int, LoadResult] = {}
+        self.show_tables = show_tables
+        self.committed: dict[int, LoadResult | MultiLoadResult] = {}
         self.shown: set[int] = set()
         self.lock = threading.Lock()
         # Set when a stop is asked for: called once, on a thread of its own, right after the next commit.
         self.stop_after_commit: Callable[[], None] | None = None
 
-    def on_commit(self, batch_id: int, result: LoadResult) -> None:
+    def on_trigger(self, batch_id: int, result: MultiLoadResult) -> None:
+        self.on_commit(batch_id, result)
+
+    def on_commit(self, batch_id: int, result: LoadResult | MultiLoadResult) -> None:
         with self.lock:
             self.committed[batch_id] = result
             stop, self.stop_after_commit = self.stop_after_commit, None
@@ -45,7 +51,11 @@ class Watch:
                 self.shown.add(batch_id)
                 self._print(batch_id, self.committed[batch_id], by_batch.get(batch_id))
 
-    def _print(self, batch_id: int, result: LoadResult, progress: Any) -> None:
+    def _print(self, batch_id: int, result: LoadResult | MultiLoadResult, progress: Any) -> None:
+        if isinstance(result, MultiLoadResult):
+            if self.show_tables is not None:
+                self.show_tables(batch_id, result)
+            return
         lag = offsets_behind_latest(progress.sources[0]) if progress is not None and progress.sources else {}
         if self.as_json:
             print(json.dumps({"micro_batch": batch_id, "batch": result.batch, "rows": result.rows,

@@ -1,5 +1,8 @@
 """`kafka-spark delta-offsets`: the Kafka offsets a Delta table holds, per sink, and with a broker their lag.
 
+With `--table-template` (or a `--config` file of the load or stream with a table per topic), every
+table the routing makes of the topics on the brokers now, with its position and lag.
+
 Everything comes from the table's own files (its Delta log, read with delta-rs, and the kept offsets);
 no Spark, no JVM. A table on an object store is reached with the Hadoop settings the user gives Spark
 (`--conf spark.hadoop.fs.s3a.endpoint=...`, or `fs.s3a....`) and the AWS SDK's environment variables;
@@ -16,12 +19,15 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
-from kafka_spark.app.flags import add_sink_id_option
+from kafka_spark.app.flags import add_sink_id_option, add_topic_options, topics_of
 from kafka_spark.cli.metadata_cmd import add_client_args, client_props, has_cluster
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.lag import SinkLag, table_lag
 from kafka_spark.delta.location import TableLocation, locate, submitted_session
+from kafka_spark.delta.options import LoadOptions
 from kafka_spark.delta.position import SinkCommit, committed_positions
+from kafka_spark.delta.routed_lag import tables_lag
+from kafka_spark.delta.routing import Routing
 from kafka_spark.delta.storage import environment_hadoop_conf
 from kafka_spark.delta.table_state import local_path
 from kafka_spark.errors import ConfigError
@@ -30,9 +36,18 @@ from kafka_spark.offsets.ranges import offsets_to_json
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("delta-offsets", help="Kafka offsets committed in a Delta table per sink; lag with -b")
-    p.add_argument("table", help="the Delta table: a directory, a file: URI, a store URI (s3a://, abfss://, gs://, "
-                                 "hdfs://), or under spark-submit a catalog name (db.table)")
-    add_sink_id_option(p, "only this sink id")
+    p.add_argument("table", nargs="?",
+                   help="the Delta table: a directory, a file: URI, a store URI (s3a://, abfss://, gs://, "
+                        "hdfs://), or under spark-submit a catalog name (db.table)")
+    p.add_argument("--table-template", metavar="TEMPLATE",
+                   help="instead of a table, every table of a load or stream with a table per topic (with "
+                        "{topic}), over the topics of --topic or --pattern; needs -b")
+    add_topic_options(p, what="with --table-template, a topic")
+    p.add_argument("--config", metavar="FILE",
+                   help="the load's or stream's TOML file: its table-template, [tables], topics or pattern, "
+                        "sink-id and [kafka] (flags win)")
+    add_sink_id_option(p, "only this sink id (with --table-template or --config: the tables' sink, default: "
+                          "default)")
     p.add_argument("--conf", dest="hadoop", action="append", default=[], metavar="KEY=VALUE",
                    help="a Hadoop setting of the table's store, as given to Spark (spark.hadoop.fs.s3a.endpoint=... "
                         "or fs.s3a.endpoint=...), repeatable; AWS_* environment variables are read too")
@@ -83,6 +98,14 @@ def _when(ms: int) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.table_template or args.config:
+        if args.table:
+            raise ConfigError("give a table, or --table-template / --config (a table per topic), not both")
+        return routed_offsets(args)
+    if not args.table:
+        raise ConfigError("give the table, or --table-template (a table per topic)")
+    if args.topic or args.pattern:
+        raise ConfigError("--topic and --pattern only with --table-template or --config")
     location = _locate(args)
     props = client_props(args)
     if has_cluster(props):
@@ -152,4 +175,85 @@ def _print_lags(table: str, lags: dict[str, SinkLag], as_json: bool) -> int:
             names = ", ".join(str(tp) for tp in lag.behind_broker[:5])
             print(f"  warning: the table is past the broker's latest offset on {names} "
                   "(topic recreated or truncated); the next load will refuse to run")
+    return 0
+
+
+def routed_options(args: argparse.Namespace) -> LoadOptions:
+    """The routed options of the flags over the --config file: the routing, topics, sink and client settings."""
+    from kafka_spark.app.config import AppConfig, client_properties, read_config_file
+    from kafka_spark.app.routing import build_routing, check_routing, parse_template, routed, routed_topics
+    from kafka_spark.app.settings import LOAD_KEYS, STREAM_KEYS
+
+    config = AppConfig()
+    if args.config:
+        read_config_file(args.config, config, {**STREAM_KEYS, **LOAD_KEYS})
+    if args.table_template:
+        config.table_template, config.table = parse_template(args.table_template, "--table-template"), None
+    if args.topic or args.pattern:
+        config.topics, config.pattern = topics_of(args), args.pattern
+    if args.sink_id:
+        config.sink_id = args.sink_id
+    if not routed(config):
+        raise ConfigError(f"{args.config}: no table-template and no [tables]: give --table-template, or the "
+                          "table itself")
+    props = {**client_properties(config), **client_props(args)}
+    if not has_cluster(props):
+        raise ConfigError("--table-template needs --bootstrap-server (the tables are those of the topics on the "
+                          "brokers)")
+    config.kafka, config.bootstrap_servers = props, props.get("bootstrap.servers")
+    check_routing(config)
+    topics = routed_topics(config)
+    if not topics and not config.pattern:
+        raise ConfigError("give --topic or --pattern (the topics whose tables to show)")
+    return LoadOptions(kafka=props, topics=topics, pattern=config.pattern, sink_id=config.sink_id,
+                       dead_letter=None, routing=build_routing(config, lambda transform: transform))
+
+
+def routed_offsets(args: argparse.Namespace) -> int:
+    options = routed_options(args)
+    lags = tables_lag(options, submitted_session() or hadoop_settings(args.hadoop, os.environ))
+    return _print_tables(options, lags, args.json)
+
+
+def _topic(lag: SinkLag | None, table: str, known: Mapping[str, str], routing: Routing | None = None
+           ) -> str | None:
+    from kafka_spark.app.routed_run import template_topic
+
+    topics = {tp.topic for tp in lag.committed} if lag is not None else set()
+    return topics.pop() if len(topics) == 1 else known.get(table) or template_topic(routing, table)
+
+
+def _print_tables(options: LoadOptions, lags: dict[str, SinkLag | None], as_json: bool) -> int:
+    from kafka_spark.app.routed_run import table_topics
+
+    committed = {tp.topic for lag in lags.values() if lag is not None for tp in lag.committed}
+    known = table_topics(options.routing, committed | set(options.topics))
+    total = sum(lag.total for lag in lags.values() if lag is not None)
+    if as_json:
+        tables = [{"table": table, "topic": _topic(lag, table, known, options.routing),
+                   **(_lag_json(lag) if lag is not None else {"committed": False})}
+                  for table, lag in sorted(lags.items())]
+        print(json.dumps({"sink": options.sink_id, "tables": tables, "total_lag": total}, indent=2))
+        return 0
+    if not lags:
+        print(f"sink {options.sink_id}: no topic selected, so no table")
+        return 0
+    width = max(len(t) for t in lags)
+    topic_width = max([len(_topic(lag, t, known, options.routing) or "-") for t, lag in lags.items()] + [5])
+    print(f"sink {options.sink_id}: {len(lags)} tables")
+    print(f"  {'table':<{width}}  {'topic':<{topic_width}}  {'batch':>6}  {'committed at':<23}  {'partitions':>10}  "
+          f"{'lag':>10}")
+    for table, lag in sorted(lags.items()):
+        topic = _topic(lag, table, known, options.routing) or "-"
+        if lag is None:
+            print(f"  {table:<{width}}  {topic:<{topic_width}}  {'-':>6}  {'no commit yet':<23}  {'-':>10}  {'-':>10}")
+            continue
+        print(f"  {table:<{width}}  {topic:<{topic_width}}  {lag.batch:>6}  {_when(lag.committed_at_ms):<23}  "
+              f"{len(lag.committed):>10}  {lag.total:>10}")
+    print(f"  total lag: {total} records")
+    for table, lag in sorted(lags.items()):
+        if lag is not None and lag.behind_broker:
+            names = ", ".join(str(tp) for tp in lag.behind_broker[:5])
+            print(f"  warning: {table} is past the broker's latest offset on {names} (topic recreated or "
+                  "truncated); the next load will refuse to run")
     return 0

@@ -66,7 +66,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._cluster: Cluster | None = None
         self._initial: OffsetMap | None = None
         self._anchored: frozenset[TopicPartition] = frozenset()
-        # Set by initialOffset: the next latestOffset / partitions call may be batch 0's.
+        # Set when initialOffset resolves: the next latestOffset / partitions call may be batch 0's.
         self._hold_latest = self._hold_plan = False
         self._latest: OffsetMap = {}
         self._consumed: OffsetMap = {}
@@ -90,6 +90,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._cluster
 
     def initialOffset(self) -> dict:
+        # Spark asks twice in a query's first trigger (to plan batch 0, then to read it). Its own source
+        # resolves the initial offsets once per query and answers the same every time after; so does this
+        # reader: one metadata and offset lookup per query start, and the second answer cannot differ
+        # from the one batch 0's end was planned from.
+        if self._initial is None:
+            self._initial = self._resolve_initial()
+        return offsets_to_dict(self._initial)
+
+    def _resolve_initial(self) -> OffsetMap:
         from kafka_spark.offsets.zookeeper_group import resolve_starts
         from kafka_spark.spark.stream_planner import fetch_latest, selected_partitions
 
@@ -113,10 +122,10 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             anchored = {tp for tp in tps if initial[tp] >= latest.get(tp, initial[tp])}
         else:
             anchored = set()
-        self._initial, self._anchored = initial, frozenset(anchored)
+        self._anchored = frozenset(anchored)
         self._hold_latest = self._hold_plan = bool(anchored)
         log.info("initial offsets %s (held in batch 0: %d partitions)", offsets_to_json(initial), len(anchored))
-        return offsets_to_dict(initial)
+        return initial
 
     def getDefaultReadLimit(self) -> ReadLimit:
         # PySpark has no composite limit: the options are applied in latestOffset whatever is passed,
