@@ -75,6 +75,7 @@ CONTENDERS = [
     Contender("pykafka-avro", "noop", 'format("pykafka") valueFormat=avro → noop'),
     Contender("kafka-from_avro", "noop", 'format("kafka") + from_avro → noop', ref=True),
     Contender("delta-ours", "delta", "kafka_spark.delta.load value_format=avro (offsets in the commit)"),
+    Contender("delta-direct", "delta", 'the same with writer="direct" (tasks write Parquet, delta-rs commits)'),
     Contender("delta-from_avro", "delta", 'format("kafka") + from_avro + Delta append', ref=True),
     Contender("fastavro", "ceiling", "fastavro schemaless_reader alone, one process"),
     Contender("decode-batch", "ceiling", "our decoder: decode_batch (framing, decode, pa.array), one process"),
@@ -249,11 +250,12 @@ class Runner:
         try:
             with self._memory(name) as mem:
                 started = time.perf_counter()
-                if name == "delta-ours":
+                if name in ("delta-ours", "delta-direct"):
                     # Loads to the end of the topic: the data set is the whole topic.
                     result = load(self.spark, LoadOptions(
                         table=table, kafka={"bootstrap.servers": self.node.bootstrap}, topics=[data.topic],
-                        sink_id="bench", value_format="avro", schema_registry={"url": self.registry_url}))
+                        sink_id="bench", value_format="avro", schema_registry={"url": self.registry_url},
+                        writer="direct" if name == "delta-direct" else "spark"))
                     loaded: int | None = result.rows
                 elif name == "delta-from_avro":
                     self._from_avro(data).write.format("delta").mode("append").save(table)

@@ -218,7 +218,7 @@ def run_available_now(spark, options) -> int:
 
 
 STREAM_ONCE = Path(__file__).parent / "stream_once.py"
-# Two kills per stream test (the raw stream's and the Avro stream's make four); KAFKA_SPARK_KILLS for more.
+# Two kills per stream kill test in the suite; KAFKA_SPARK_KILLS for the long schedule.
 STREAM_KILLS = int(os.environ.get("KAFKA_SPARK_KILLS", "2"))
 STREAM_SINK_ID = "crash-test"  # stream_once.py's
 

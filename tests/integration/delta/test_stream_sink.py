@@ -1,5 +1,6 @@
 """Kafka -> Delta streams: every micro-batch's rows and offsets in one commit, across restarts, lost
-checkpoints, replays, other writers, and SIGKILLs of the driver while a producer keeps writing."""
+checkpoints, replays and other writers. SIGKILLs of the driver while a producer keeps writing are
+tests/integration/formats/test_stream_avro_sigkill.py's (the same stream, its values decoded on the way)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,6 @@ from pathlib import Path
 
 import pytest
 from delta_support import (
-    catch_up_stream,
-    keep_producing,
-    kill_stream_repeatedly,
     latest_offsets_of,
     produce_numbered,
 )
@@ -156,13 +154,3 @@ def test_committed_offsets_are_published_to_a_consumer_group(spark, kafka, produ
     out = kafka.tools.run("consumer-groups", "--describe", "--group", group).stdout
     lags = [line.split() for line in out.splitlines() if line.startswith(group)]
     assert len(lags) == 2 and all(cols[5] == "0" for cols in lags), out
-
-
-def test_sigkill_of_the_driver_at_random_moments_keeps_every_record_exactly_once(kafka, producer, topic_name,
-                                                                                  tmp_path):
-    kafka.create_topic(topic_name, partitions=3)
-    produce_numbered(producer, topic_name, 1000)
-    table = tmp_path / "table"
-    with keep_producing(producer, topic_name, start=1000, step=5):
-        kill_stream_repeatedly(kafka.bootstrap, topic_name, table)
-    assert_exact(table, topic_name, catch_up_stream(kafka.bootstrap, topic_name, table))

@@ -1,5 +1,6 @@
-"""A stream of Avro values into Delta, SIGKILLed at both sides of the commit and at random moments (some restarts
-without the checkpoint), holds every record exactly once, decoded to the number it was given."""
+"""A stream into Delta, SIGKILLed at both sides of the commit and at random moments (some restarts without the
+checkpoint), holds every record exactly once — the suite's stream kill test, with Avro values decoded on the way,
+each to the number it was given. `KAFKA_SPARK_KILLS=10` runs the long schedule."""
 
 from __future__ import annotations
 
