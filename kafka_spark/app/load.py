@@ -13,7 +13,7 @@ from kafka_spark.app.demo import SAMPLE_TOPIC, STOP_HINT
 from kafka_spark.app.exits import run_program
 from kafka_spark.app.output import Notes, print_embedded, print_offsets
 from kafka_spark.app.payloads import decoded
-from kafka_spark.app.routed_run import exit_status, print_load, result_json, table_lines, table_topics
+from kafka_spark.app.routed_run import exit_status, print_load, result_json, table_lines
 from kafka_spark.app.routing import routed
 from kafka_spark.app.settings import LOAD_KEYS, LoadConfig
 from kafka_spark.app.source import Source, resolve_source, sink_settings
@@ -120,7 +120,7 @@ def _run_routed_load(config: LoadConfig, as_json: bool, prog: str, spark: LazySp
         result = load_tables(spark, options)
     except TableCommitError as exc:  # fail-fast: what the tables before it did, then the error naming it
         result, error = exc.result, exc
-    lines = table_lines(result, table_topics(options.routing, {tp.topic for tp in result.latest}), options.routing)
+    lines = table_lines(result)
     if as_json:
         print(json.dumps({**result_json(result, lines), "sink": config.sink_id, "bootstrap": source.bootstrap,
                           **({"error": str(error)} if error else {}),

@@ -12,7 +12,6 @@ from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.delta.lag import SinkLag
 from kafka_spark.delta.multi_result import MultiLoadResult
 from kafka_spark.delta.routing import PLACEHOLDER, Routing
-from kafka_spark.delta.sink import LoadResult
 from kafka_spark.errors import ConfigError
 
 
@@ -44,17 +43,10 @@ def template_topic(routing: Routing | None, table: str) -> str | None:
     return topic if topic and routing.table_for(topic) == table else None
 
 
-def topic_of(result: LoadResult, known: Mapping[str, str], routing: Routing | None = None) -> str | None:
-    """The topic of a routed table's result: that of its offsets, else the one the routing gives it."""
-    topics = {tp.topic for tp in result.offsets or {}}
-    return topics.pop() if len(topics) == 1 else known.get(result.table) or template_topic(routing, result.table)
-
-
-def table_lines(result: MultiLoadResult, known: Mapping[str, str], routing: Routing | None = None
-                ) -> list[TableLine]:
+def table_lines(result: MultiLoadResult) -> list[TableLine]:
     lags = result.lag()
-    return [TableLine(r.table, topic_of(r, known, routing), r.status, r.rows, r.table_version, lags.get(r.table),
-                      r.error) for r in result.tables]
+    return [TableLine(r.table, r.topic, r.status, r.rows, r.table_version, lags.get(r.table), r.error)
+            for r in result.tables]
 
 
 def result_json(result: MultiLoadResult, lines: Sequence[TableLine]) -> dict[str, Any]:
@@ -103,9 +95,8 @@ class RunTables:
     def __init__(self) -> None:
         self.lines: dict[str, TableLine] = {}
 
-    def add(self, result: MultiLoadResult, known: Mapping[str, str], routing: Routing | None = None
-            ) -> list[TableLine]:
-        lines = table_lines(result, known, routing)
+    def add(self, result: MultiLoadResult) -> list[TableLine]:
+        lines = table_lines(result)
         for line in lines:
             total = self.lines.get(line.table)
             rows = line.rows + (total.rows if total else 0)

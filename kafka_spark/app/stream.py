@@ -14,13 +14,13 @@ from kafka_spark.app.config import SAMPLE_TABLE, merge_settings, table_location,
 from kafka_spark.app.demo import SAMPLE_TOPIC, STOP_HINT, SampleFeed
 from kafka_spark.app.exits import run_program
 from kafka_spark.app.output import Notes, print_embedded, print_offsets, table_rows
-from kafka_spark.app.routed_run import RunTables, counts, exit_status, table_topics, trigger_json
+from kafka_spark.app.routed_run import RunTables, counts, exit_status, trigger_json
 from kafka_spark.app.routing import routed
 from kafka_spark.app.settings import STREAM_KEYS, StreamConfig, check_stream
 from kafka_spark.app.source import Source, resolve_source, sink_settings
 from kafka_spark.app.stops import StopRequest
 from kafka_spark.app.watch import Watch, follow_query
-from kafka_spark.delta import MultiLoadResult, Routing, StreamOptions, committed_position, start_stream, tables_lag
+from kafka_spark.delta import MultiLoadResult, StreamOptions, committed_position, start_stream, tables_lag
 from kafka_spark.local.session import LazySpark
 from kafka_spark.offsets.ranges import offsets_to_json
 
@@ -105,11 +105,9 @@ def _run_routed_stream(config: StreamConfig, as_json: bool, prog: str, stop: Sto
     micro-batch commits and at the end (with each table's lag), and exit 1 when a table's last commit failed."""
     source = resolve_source(config, "", note, spark.prestart, lambda: False)
     tables = RunTables()
-    routing: list[Routing] = []
 
     def show(batch_id: int, result: MultiLoadResult) -> None:
-        known = table_topics(routing[0], {tp.topic for r in result.tables for tp in r.offsets or {}})
-        lines = tables.add(result, known, routing[0])
+        lines = tables.add(result)
         if as_json:
             print(trigger_json(batch_id, result, lines), flush=True)
             return
@@ -125,8 +123,6 @@ def _run_routed_stream(config: StreamConfig, as_json: bool, prog: str, stop: Sto
         min_offsets_per_trigger=config.min_offsets_per_trigger, max_trigger_delay=config.max_trigger_delay,
         on_trigger=watch.on_trigger,
     )
-    assert options.routing is not None  # sink_settings of a routed config
-    routing.append(options.routing)
     query = start_stream(spark.session(), options)
     note(f"streaming {', '.join(source.topics) or config.pattern!r} into "
          f"{config.table_template or 'the tables of [tables]'} (sink {config.sink_id!r}, trigger {config.trigger}, "

@@ -2,7 +2,8 @@
 
 One plan over all topics (one metadata and two offset requests), one `format("pykafka")` read of all
 the ranges whose values stay bytes, persisted once, then one Delta commit per table with its topic's
-rows. A table whose values a registry format decodes reads its own ranges (one schema per read).
+rows, the tables committing side by side (`run_commits`). A table whose values a registry format decodes
+reads its own ranges (one schema per read).
 Each table is its own sink: it resumes from its own commits, so a table that failed is behind by
 exactly what it lacks, and the next load reads that again.
 """
@@ -14,7 +15,9 @@ import logging
 import time
 import uuid
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import partial
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
@@ -26,9 +29,10 @@ from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
 from kafka_spark.delta.options import LoadOptions
 from kafka_spark.delta.plan import BatchPlan, checked_start, first_starts
 from kafka_spark.delta.position import SinkCommit, now_ms, sink_positions
+from kafka_spark.delta.progress import Progress
 from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selection
 from kafka_spark.delta.sink import LoadResult, read_plan
-from kafka_spark.delta.table_commit import Mirrors, check_table, commit_table, failed_result
+from kafka_spark.delta.table_commit import Mirrors, check_table, commit_table, failed_result, run_commits
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.admission import rate_limit
 from kafka_spark.offsets.resolve import leader_hints, resolve_partitions
@@ -155,29 +159,46 @@ def _commit_all(spark, options: LoadOptions, runs: list[TableRun], run_id: str, 
         if not _moves(run):
             assert run.previous is not None
             result.tables.append(LoadResult("up-to-date", run.routed.options.sink_id, run.previous.batch,
-                                            offsets=run.previous.offsets, run_id=run_id, table=run.routed.table))
+                                            offsets=run.previous.offsets, run_id=run_id, table=run.routed.table,
+                                            topic=run.routed.topic))
             # in case the last run died before it published
             mirrors.add(run.routed.options.publishing, run.previous.offsets)
     shared = [run for run in moving if not run.routed.decoded and run.plan and run.plan.size]
     frame = _shared_read(spark, options, shared) if len(shared) > 1 else None
+    progress = options.format.progress and len(moving) > 1  # one line for the batch, not one per table
+
+    def commit(run: TableRun) -> LoadResult:
+        assert run.plan is not None
+        df = _rows(spark, run, frame if run in shared else None)
+        position = SinkCommit(sink_id=run.routed.options.sink_id, batch=run.plan.batch,
+                              offsets=run.plan.committed_offsets(), start_offsets=dict(run.plan.start),
+                              run_id=run_id, committed_at_ms=now_ms())
+        return commit_table(spark, run.routed, df, position, f"batch {run.plan.batch}", run.location,
+                            progress=not progress)
+
     try:
-        for run in moving:
-            assert run.plan is not None
-            try:
-                df = _rows(spark, run, frame if run in shared else None)
-                commit = SinkCommit(sink_id=run.routed.options.sink_id, batch=run.plan.batch,
-                                    offsets=run.plan.committed_offsets(), start_offsets=dict(run.plan.start),
-                                    run_id=run_id, committed_at_ms=now_ms())
-                done = commit_table(spark, run.routed, df, commit, f"batch {run.plan.batch}", run.location)
-            except Exception as exc:
-                _fail(run, exc, result, continues, f"committing batch {run.plan.batch}")
-                continue
-            done.lost = dict(run.plan.lost)
-            result.tables.append(done)
-            mirrors.add(run.routed.options.publishing, done.offsets)
+        with Progress(spark, f"{len(moving)} tables") if progress else nullcontext():
+            # Every commit has finished here, those after a failing one included (fail-fast reports them too).
+            outcomes = run_commits(spark, [partial(commit, run) for run in moving])
     finally:
         if frame is not None:
             frame.unpersist()
+    first: tuple[TableRun, Exception] | None = None
+    for run, done in zip(moving, outcomes, strict=True):
+        assert run.plan is not None
+        if isinstance(done, Exception):
+            result.tables.append(failed_result(run.routed, run.routed.options.sink_id, done))
+            first = first or (run, done)
+            continue
+        done.lost = dict(run.plan.lost)
+        result.tables.append(done)
+        mirrors.add(run.routed.options.publishing, done.offsets)
+    if first is not None and not continues:
+        run, exc = first
+        assert run.plan is not None
+        result.tables.sort(key=lambda r: r.table)
+        raise TableCommitError(f"table {run.routed.table} (topic {run.routed.topic!r}) failed while committing "
+                               f"batch {run.plan.batch}: {exc}", run.routed.table, run.routed.topic, result) from exc
 
 
 def _moves(run: TableRun) -> bool:

@@ -31,6 +31,7 @@ import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
@@ -45,7 +46,7 @@ from kafka_spark.delta.plan import BatchPlan, first_starts
 from kafka_spark.delta.position import SinkCommit, committed_position, now_ms
 from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selection
 from kafka_spark.delta.sink import LoadResult, read_plan
-from kafka_spark.delta.table_commit import Mirrors, check_table, commit_table, failed_result
+from kafka_spark.delta.table_commit import Mirrors, check_table, commit_table, failed_result, run_commits
 from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
 from kafka_spark.offsets.resolve import resolve_partitions
 from kafka_spark.spark.redaction import redact_secret_options
@@ -250,11 +251,22 @@ class RoutedBatchWriter:
             slots = max(self.spark.sparkContext.defaultParallelism, 1)
             frame = df.coalesce(slots).persist()
         try:
-            for item in work:
-                self._commit_table(frame, batch_id, item, start, result, mirrors)
+            # Every commit has finished here, those after a failing one included (fail-fast reports them too).
+            outcomes = run_commits(self.spark, [partial(self._write, frame, batch_id, item, start) for item in work])
         finally:
             if frame is not df:
                 frame.unpersist()
+        first: tuple[TableWork, Exception] | None = None
+        for item, outcome in zip(work, outcomes, strict=True):
+            if isinstance(outcome, Exception):
+                self._failed_commit(item, outcome, result)
+                first = first or (item, outcome)
+            else:
+                self._committed(item, *outcome, result, mirrors)
+        if first is not None and not self.routing.continues:
+            item, exc = first
+            raise TableCommitError(f"table {item.routed.table} (topic {item.routed.topic!r}) failed: {exc}",
+                                   item.routed.table, item.routed.topic, result) from exc
 
     def _resolve_earliest(self, work: list[TableWork]) -> None:
         """The earliest offsets of the partitions that begin there, in one request for the micro-batch."""
@@ -269,8 +281,8 @@ class RoutedBatchWriter:
                 if tp in earliest:
                     w.begin[tp] = earliest[tp]
 
-    def _commit_table(self, frame, batch_id: int, item: TableWork, start: Offsets | None,
-                      result: MultiLoadResult, mirrors: Mirrors) -> None:
+    def _write(self, frame, batch_id: int, item: TableWork, start: Offsets | None) -> tuple[SinkCommit, LoadResult]:
+        """The table's commit (on a commit thread: it changes nothing of the writer's)."""
         routed, previous = item.routed, item.previous
         opts = routed.options
         batch = previous.batch + 1 if previous else 0
@@ -279,17 +291,13 @@ class RoutedBatchWriter:
         commit = SinkCommit(sink_id=opts.sink_id, batch=batch, offsets=offsets,
                             start_offsets={tp: b for tp, b in item.begin.items() if b is not None},
                             run_id=f"{uuid.uuid4().hex[:8]}-q{batch_id}", committed_at_ms=now_ms())
-        try:
-            rows = self._rows(frame, item, start)
-            done = commit_table(self.spark, routed, rows, commit, f"micro-batch {batch_id}",
-                                self.locations.get(routed.table))
-        except Exception as exc:
-            # Where the failed attempt began is where the next one begins, whatever the table's log says.
-            for tp, b in item.begin.items():
-                if not (previous and tp in previous.offsets):
-                    self.origins[tp] = EARLIEST if b is None else b
-            self._failed(routed, exc, result)
-            return
+        rows = self._rows(frame, item, start)
+        return commit, commit_table(self.spark, routed, rows, commit, f"micro-batch {batch_id}",
+                                    self.locations.get(routed.table))
+
+    def _committed(self, item: TableWork, commit: SinkCommit, done: LoadResult, result: MultiLoadResult,
+                   mirrors: Mirrors) -> None:
+        routed = item.routed
         self.positions[routed.table] = dataclasses.replace(commit, offsets=done.offsets,
                                                            dead_letters=done.dead_letters)
         if self.locations.get(routed.table) is None:
@@ -297,7 +305,15 @@ class RoutedBatchWriter:
         for tp in item.begin:
             self.origins.pop(tp, None)
         result.tables.append(done)
-        mirrors.add(opts.publishing, done.offsets)
+        mirrors.add(routed.options.publishing, done.offsets)
+
+    def _failed_commit(self, item: TableWork, exc: Exception, result: MultiLoadResult) -> None:
+        # Where the failed attempt began is where the next one begins, whatever the table's log says.
+        previous = item.previous
+        for tp, b in item.begin.items():
+            if not (previous and tp in previous.offsets):
+                self.origins[tp] = EARLIEST if b is None else b
+        self._failed(item.routed, exc, result, stops=False)
 
     def _rows(self, frame, item: TableWork, start: Offsets | None):
         """The table's rows: its topic's rows of the micro-batch past its position, and its gap before the
@@ -333,11 +349,12 @@ class RoutedBatchWriter:
             rows = rows.unionByName(read_plan(self.spark, dataclasses.replace(source, decoding={}), plan))
         return rows
 
-    def _failed(self, routed: RoutedTable, exc: Exception, result: MultiLoadResult) -> None:
-        """Report the table; its position is read again from the table next time; fail-fast stops the query."""
+    def _failed(self, routed: RoutedTable, exc: Exception, result: MultiLoadResult, stops: bool = True) -> None:
+        """Report the table; its position is read again from the table next time; fail-fast stops the query
+        (`stops=False`: the caller raises, once the micro-batch's other commits are reported)."""
         self.positions.pop(routed.table, None)
         failed: LoadResult = failed_result(routed, routed.options.sink_id, exc)
         result.tables.append(failed)
-        if not self.routing.continues:
+        if stops and not self.routing.continues:
             raise TableCommitError(f"table {routed.table} (topic {routed.topic!r}) failed: {exc}", routed.table,
                                    routed.topic, result) from exc

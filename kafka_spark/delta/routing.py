@@ -48,9 +48,10 @@ class TableSettings:
 class Routing:
     """Which table each topic goes to, per-topic setting overrides, and what a failing table does.
 
-    `on_table_error`: `fail-fast` stops the load or stream at the first table whose commit fails (the
-    tables committed before it stay committed); `continue` reports the failure by table and goes on
-    with the others, retrying the failed table at the next run or micro-batch.
+    `on_table_error`: `fail-fast` stops the load or stream at the first table whose commit fails, once
+    the batch's other commits (which run side by side) have finished: the tables they committed stay
+    committed; `continue` reports the failure by table and goes on with the others, retrying the failed
+    table at the next run or micro-batch.
     """
 
     template: str | None = None

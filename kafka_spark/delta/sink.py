@@ -52,7 +52,7 @@ CRASH_ENV = "KAFKA_SPARK_CRASH_AT"
 @dataclass
 class LoadResult:
     """What one run did: `status` is 'committed', 'up-to-date' or, for one table of a routed load, 'failed'
-    (with `error`). `table` is set for a routed load's tables."""
+    (with `error`). `table` and `topic` are set for a routed load's tables."""
 
     status: str
     sink_id: str
@@ -66,6 +66,7 @@ class LoadResult:
     run_id: str = ""
     dead_letters: int = 0
     table: str = ""
+    topic: str | None = None
     error: str | None = None
     writer: str = "spark"  # the writer that served the table, and why Spark's when 'auto' was asked
     writer_reason: str | None = None

@@ -1,15 +1,19 @@
 """One routed table's commit, the step a routed load or micro-batch repeats per table, and what follows it.
 
 `commit_table` is the only place a routed table's rows and offsets are written, through the sink's
-commit protocol (`write_commit`); a different writer replaces it here. `Mirrors` gathers the committed
+commit protocol (`write_commit`); a different writer replaces it here. `run_commits` runs a batch's
+table commits side by side (each is its own Delta table, so their transactions do not conflict, and
+most of a commit's time is latency: Spark's job and Delta's log work). `Mirrors` gathers the committed
 positions of a run's tables and publishes them once per consumer group.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, TypeVar
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
@@ -25,21 +29,56 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# The most table commits of one batch that run at once (each a Spark job and Delta log work of its own).
+COMMIT_THREADS = 8
+
+T = TypeVar("T")
+
 
 def commit_table(spark, routed: RoutedTable, df, commit: SinkCommit, label: str,
-                 location: TableLocation | None) -> LoadResult:
-    """Commit `df` (the table's rows, transformed by its settings) and `commit` to the table in one Delta commit."""
+                 location: TableLocation | None, progress: bool = True) -> LoadResult:
+    """Commit `df` (the table's rows, transformed by its settings) and `commit` to the table in one Delta commit
+    (`progress=False`: without the table's own progress line, when the batch shows one for all)."""
     opts = routed.options
-    result = write_commit(spark, opts.target, opts.format, opts.parsing, df, commit, label, location)
-    result.table = routed.table
+    fmt = opts.format if progress else dataclasses.replace(opts.format, progress=False)
+    result = write_commit(spark, opts.target, fmt, opts.parsing, df, commit, label, location)
+    result.table, result.topic = routed.table, routed.topic
     return result
+
+
+def run_commits(spark, commits: Sequence[Callable[[], T]]) -> list[T | Exception]:
+    """Run a batch's table commits, at most `COMMIT_THREADS` at once, and wait for every one of them: each
+    one's result or error, in the order given. Each thread runs its Spark jobs with the caller's local
+    properties (a stream's job group, so that stopping the query cancels them, its SQL execution)."""
+    if len(commits) <= 1:
+        return [_outcome(c) for c in commits]
+    from py4j.clientserver import ClientServer
+
+    sc = spark.sparkContext
+    # Pinned threads (PySpark's default): each Python thread has a JVM thread of its own, as InheritableThread.
+    properties = sc._jsc.sc().getLocalProperties() if isinstance(sc._gateway, ClientServer) else None
+
+    def adopt() -> None:
+        if properties is not None:
+            sc._jsc.sc().setLocalProperties(properties.clone())
+
+    with ThreadPoolExecutor(min(COMMIT_THREADS, len(commits)), "kafka-spark-commit", initializer=adopt) as pool:
+        futures = [pool.submit(_outcome, c) for c in commits]
+        return [f.result() for f in futures]
+
+
+def _outcome(commit: Callable[[], T]) -> T | Exception:
+    try:
+        return commit()
+    except Exception as exc:  # reported by the caller, by table, once every commit has finished
+        return exc
 
 
 def failed_result(routed: RoutedTable, sink_id: str, exc: BaseException) -> LoadResult:
     """A table whose commit (or the reading of its position) failed, with the error in one line."""
     error = f"{type(exc).__name__}: {error_line(exc)}"[:2000]
     log.error("table %s (topic %r) failed: %s", routed.table, routed.topic, error)
-    return LoadResult("failed", sink_id, None, table=routed.table, error=error)
+    return LoadResult("failed", sink_id, None, table=routed.table, topic=routed.topic, error=error)
 
 
 def error_line(exc: BaseException) -> str:

@@ -128,8 +128,8 @@ def test_the_flags_are_in_both_jobs_and_the_vocabulary():
 def results() -> MultiLoadResult:
     a, b = TopicPartition("a", 0), TopicPartition("b", 0)
     return MultiLoadResult(tables=[
-        LoadResult("committed", "s", 0, rows=7, table_version=3, offsets={a: 7}, table="/l/a"),
-        LoadResult("failed", "s", None, table="/l/b", error="BadRecordError: b [0] offset 2: not JSON"),
+        LoadResult("committed", "s", 0, rows=7, table_version=3, offsets={a: 7}, table="/l/a", topic="a"),
+        LoadResult("failed", "s", None, table="/l/b", topic="b", error="BadRecordError: b [0] offset 2: not JSON"),
     ], seconds=1.0, latest={a: 9, b: 4})
 
 

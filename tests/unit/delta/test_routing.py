@@ -92,3 +92,33 @@ def test_selection_and_the_routed_stream_s_checkpoint():
         _ = StreamOptions(kafka=KAFKA, pattern="e", routing=Routing(template="bronze.{topic}")).checkpoint_location
     with pytest.raises(ConfigError, match="not in its last part"):
         _ = StreamOptions(kafka=KAFKA, pattern="e", routing=Routing(template="/l/{topic}/t")).checkpoint_location
+
+
+def test_a_batchs_commits_run_side_by_side_and_report_in_order():
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from kafka_spark.delta.table_commit import COMMIT_THREADS, run_commits
+
+    spark = SimpleNamespace(sparkContext=SimpleNamespace(_gateway=None, _jsc=None))  # not pinned: no properties
+    lock, running, peak, finished = threading.Lock(), [0], [0], []
+
+    def commit(i: int):
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(0.05)
+        with lock:
+            running[0] -= 1
+            finished.append(i)
+        if i in (3, 7):
+            raise ValueError(f"table {i}")
+        return i
+
+    outcomes = run_commits(spark, [lambda i=i: commit(i) for i in range(12)])
+    assert sorted(finished) == list(range(12))  # every commit finished, those after a failing one included
+    assert 1 < peak[0] <= COMMIT_THREADS
+    assert [o if isinstance(o, int) else str(o) for o in outcomes] == [0, 1, 2, "table 3", 4, 5, 6, "table 7",
+                                                                        8, 9, 10, 11]
+    assert run_commits(spark, []) == [] and run_commits(spark, [lambda: 1]) == [1]
