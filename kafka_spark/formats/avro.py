@@ -23,7 +23,7 @@ from fastavro.io.binary_encoder import BinaryEncoder
 from fastavro.read import SchemaResolutionError
 from fastavro.validation import ValidationError
 
-from kafka_spark.errors import ConfigError, PayloadError, SchemaRegistryError
+from kafka_spark.errors import ConfigError, PayloadError
 from kafka_spark.formats.avro_types import (
     LOGICAL,
     Convert,
@@ -37,7 +37,7 @@ from kafka_spark.formats.avro_types import (
     reader_mapping,
     valid_decimal,
 )
-from kafka_spark.formats.model import PayloadDecoder, PayloadEncoder, RegisteredSchema, SchemaSource
+from kafka_spark.formats.model import PayloadDecoder, PayloadEncoder, RegisteredSchema, SchemaSource, find_writer
 
 __all__ = ["avro_decoder", "avro_encoder", "avro_schema_for"]
 
@@ -52,7 +52,6 @@ _ZERO_WIDTH_ITEMS = 1 << 20
 _WRITE_LOGICAL = frozenset({("int", "date"), ("long", "timestamp-millis"), ("long", "timestamp-micros"),
                             ("long", "local-timestamp-millis"), ("long", "local-timestamp-micros"),
                             ("long", "time-micros")})
-_NOT_FOUND = (40403, 40401, 40402)
 
 
 class _FieldError(PayloadError):
@@ -179,12 +178,9 @@ class AvroDecoder:
         """How payloads of writer `schema_id` are read; PayloadError (kept for the id) when they cannot be."""
         if schema_id == self.reader.id:
             return _read_function(self._reader, None, self._convert, self._named_types)
-        try:
-            writer = self._source.by_id(schema_id)
-        except SchemaRegistryError as exc:
-            if exc.error_code in _NOT_FOUND or (exc.error_code is None and exc.status == 404):
-                raise PayloadError(f"schema id {schema_id} is not in the schema registry") from None
-            raise
+        writer = find_writer(self._source, schema_id)
+        if writer is None:
+            raise PayloadError(f"schema id {schema_id} is not in the schema registry")
         if writer.schema_type != "AVRO":
             raise PayloadError(f"schema id {schema_id} is a {writer.schema_type} schema, not Avro")
         try:

@@ -14,7 +14,6 @@ from typing import Any
 import pyarrow as pa
 
 from kafka_spark.errors import PayloadError, SchemaChangedError
-from kafka_spark.formats.model import PayloadDecoder
 from kafka_spark.formats.options import PayloadOptions
 from kafka_spark.formats.plan import PayloadPlan, SidePlan, column_type, decoder_for
 from kafka_spark.formats.registry import registry_for
@@ -87,47 +86,22 @@ def _decode_side(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan,
             errors = [None] * len(column)
         errors[row] = str(exc)
 
-    framed: list[tuple[int, tuple[int, ...], bytes]] = []
-    rows: list[int] = []
+    values: list[Any] = [None] * len(column)
     for row, raw in enumerate(column.to_pylist()):
         if raw is None:
             continue
         try:
             schema_id, indexes, payload = split(raw, protobuf)
+            if schema_id != reader_id and options.restart_on_new_schema:
+                _refuse_newer(plan, options, schema_id, batch, row)
+            values[row] = decoder.decode(schema_id, indexes, bytes(payload))
         except PayloadError as exc:
             bad(row, exc)
-            continue
-        if schema_id != reader_id and options.restart_on_new_schema:
-            _refuse_newer(plan, options, schema_id, batch, row)
-        framed.append((schema_id, indexes, bytes(payload)))
-        rows.append(row)
-    decoded = _decode_all(decoder, framed)
-    values: list[Any] = [None] * len(column)
-    if decoded is not None:
-        for row, value in zip(rows, decoded, strict=True):
-            values[row] = value
-    else:  # some payload is bad: find which, one by one
-        for row, (schema_id, indexes, data) in zip(rows, framed, strict=True):
-            try:
-                values[row] = decoder.decode(schema_id, indexes, data)
-            except PayloadError as exc:
-                bad(row, exc)
     try:
         return pa.array(values, type=decoder.arrow_type), errors
     except (pa.ArrowException, TypeError, ValueError) as exc:
         raise PayloadError(f"{_where(batch, 0)}: decoded {plan.format.side}s do not build the column type "
                            f"{decoder.arrow_type}: {exc}") from None
-
-
-def _decode_all(decoder: PayloadDecoder, framed: list[tuple[int, tuple[int, ...], bytes]]) -> list[Any] | None:
-    """Every payload decoded by the codec's batch form when it has one; None when one of them is bad."""
-    many = getattr(decoder, "decode_many", None)
-    try:
-        if many is not None:
-            return list(many(framed))
-        return [decoder.decode(*item) for item in framed]
-    except PayloadError:
-        return None
 
 
 def _where(batch: pa.RecordBatch, row: int) -> str:

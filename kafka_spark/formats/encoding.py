@@ -20,7 +20,14 @@ from typing import Any
 import pyarrow as pa
 
 from kafka_spark.errors import ConfigError, PayloadError, SchemaRegistryError
-from kafka_spark.formats.model import FORMAT_TYPES, PayloadEncoder, RegisteredSchema, SchemaReference, SchemaSource
+from kafka_spark.formats.model import (
+    FORMAT_TYPES,
+    NOT_FOUND,
+    PayloadEncoder,
+    RegisteredSchema,
+    SchemaReference,
+    SchemaSource,
+)
 from kafka_spark.formats.options import SideFormat
 from kafka_spark.formats.registry import SchemaRegistry, registry_for
 from kafka_spark.formats.registry_settings import RegistrySettings
@@ -30,7 +37,6 @@ from kafka_spark.formats.wire import frame
 # spark-avro's `to_avro` names the top-level record so when it is given no name.
 DEFAULT_RECORD_NAME = "topLevelRecord"
 JSON_SCHEMA_DRAFT = "http://json-schema.org/draft-07/schema#"
-_NOT_FOUND = (40401, 40402, 40403)
 _INCOMPATIBLE = 409
 _INVALID = (42201, 42202)
 # Writer schemas resolved per (write, topic) in a process: a long-lived executor serves many writes.
@@ -172,7 +178,7 @@ def writer_schema(registry: SchemaRegistry, side: WriteSide, topic: str) -> Regi
         if code in _INVALID:
             raise ConfigError(f"{side.describe()}: the schema registry refuses the {side.side} schema under "
                               f"subject {subject!r} as invalid: {exc}") from None
-        if code in _NOT_FOUND:
+        if code in NOT_FOUND:
             pinned = (f" id {fmt.schema_id}" if fmt.schema_id is not None
                       else f" version {fmt.version}" if fmt.version is not None else "")
             raise ConfigError(f"{side.describe()}: the schema registry has no subject {subject!r}{pinned} ({exc}). "

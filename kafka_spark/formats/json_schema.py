@@ -14,9 +14,9 @@ from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
-from kafka_spark.errors import ConfigError, PayloadError, SchemaRegistryError
+from kafka_spark.errors import ConfigError, PayloadError
 from kafka_spark.formats.json_schema_types import JsonType, json_text, json_type
-from kafka_spark.formats.model import RegisteredSchema, SchemaSource
+from kafka_spark.formats.model import RegisteredSchema, SchemaSource, find_writer
 
 OPTION_DEFAULTS: dict[str, str] = {"validate": "true"}
 # The draft a schema without `$schema` is read as when it is referenced (Confluent's serializers use it too).
@@ -41,9 +41,9 @@ class _Parsed:
 
     def __init__(self, schema: RegisteredSchema, source: SchemaSource) -> None:
         if schema.schema_type != "JSON":
-            raise ConfigError(f"schema {_label(schema)} is {schema.schema_type}, not JSON")
+            raise ConfigError(f"schema {schema.label} is {schema.schema_type}, not JSON")
         self.schema = schema
-        self.root = _loads_schema(schema.schema, _label(schema))
+        self.root = _loads_schema(schema.schema, schema.label)
         self.documents: dict[str, Any] = {}
         self._collect(schema, source, ())
 
@@ -70,16 +70,8 @@ class _Parsed:
         try:
             cls.check_schema(self.root)
         except jsonschema_errors.SchemaError as exc:
-            raise ConfigError(f"JSON Schema {_label(self.schema)} is not a valid schema: {exc.message}") from exc
+            raise ConfigError(f"JSON Schema {self.schema.label} is not a valid schema: {exc.message}") from exc
         return cls(self.root, registry=registry)
-
-
-def _label(schema: RegisteredSchema) -> str:
-    if schema.id is not None:
-        return f"id {schema.id}"
-    if schema.subject is not None:
-        return f"{schema.subject} v{schema.version}"
-    return "(given inline)"
 
 
 def _loads_schema(text: str, label: str) -> Any:
@@ -130,11 +122,8 @@ class JsonSchemaDecoder:
         """The writer schema's validator, or why there is none (kept, so a bad id asks the registry once)."""
         if len(self._validators) >= _MAX_CACHED:  # bad records can name endless ids
             self._validators.clear()
-        try:
-            writer = self._source.by_id(schema_id)
-        except SchemaRegistryError as exc:
-            if exc.error_code != 40403:
-                raise
+        writer = find_writer(self._source, schema_id)
+        if writer is None:
             return f"schema id {schema_id} is not in the registry"
         if writer.schema_type != "JSON":
             return f"schema id {schema_id} is {writer.schema_type}, not JSON"

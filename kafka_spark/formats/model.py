@@ -35,6 +35,15 @@ class RegisteredSchema:
     subject: str | None = None
     version: int | None = None
 
+    @property
+    def label(self) -> str:
+        """`id 7`, `orders-value v3` or `(given inline)`, for messages."""
+        if self.id is not None:
+            return f"id {self.id}"
+        if self.subject is not None:
+            return f"{self.subject} v{self.version}"
+        return "(given inline)"
+
 
 class SchemaSource(Protocol):
     """Where decoders and encoders find writer schemas and the schemas a schema references."""
@@ -46,6 +55,22 @@ class SchemaSource(Protocol):
     def by_reference(self, reference: SchemaReference) -> RegisteredSchema:
         """The schema at `reference.subject`, version `reference.version`."""
         ...
+
+
+# The registry's answers for a subject, version or schema it does not have.
+NOT_FOUND = (40401, 40402, 40403)
+
+
+def find_writer(source: SchemaSource, schema_id: int) -> RegisteredSchema | None:
+    """The writer schema registered under `schema_id`, None when the registry has none (other failures raise)."""
+    from kafka_spark.errors import SchemaRegistryError
+
+    try:
+        return source.by_id(schema_id)
+    except SchemaRegistryError as exc:
+        if exc.error_code in NOT_FOUND or (exc.error_code is None and exc.status == 404):
+            return None
+        raise
 
 
 class PayloadDecoder(Protocol):

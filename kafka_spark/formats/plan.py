@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kafka_spark.errors import ConfigError, SchemaRegistryError
-from kafka_spark.formats.model import FORMAT_TYPES, PayloadDecoder, RegisteredSchema
+from kafka_spark.formats.model import FORMAT_TYPES, NOT_FOUND, PayloadDecoder, RegisteredSchema
 from kafka_spark.formats.options import CODEC_OPTIONS_OF, PayloadOptions, SideFormat
 from kafka_spark.formats.registry import SchemaRegistry, registry_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-_NOT_FOUND = (40401, 40402, 40403)
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ def _reader(registry: SchemaRegistry, side: SideFormat, topics: tuple[str, ...])
         else:
             schema = registry.latest(subject)
     except SchemaRegistryError as exc:
-        if exc.error_code not in _NOT_FOUND:
+        if exc.error_code not in NOT_FOUND:
             raise
         pinned = (f" id {side.schema_id}" if side.schema_id is not None
                   else f" version {side.version}" if side.version is not None else "")

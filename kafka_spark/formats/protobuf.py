@@ -10,8 +10,8 @@ from google.protobuf import message_factory, unknown_fields  # type: ignore[impo
 from google.protobuf.descriptor import Descriptor, FileDescriptor  # type: ignore[import-untyped]
 from google.protobuf.message import DecodeError, Message  # type: ignore[import-untyped]
 
-from kafka_spark.errors import ConfigError, PayloadError, SchemaRegistryError
-from kafka_spark.formats.model import RegisteredSchema, SchemaSource
+from kafka_spark.errors import ConfigError, PayloadError
+from kafka_spark.formats.model import RegisteredSchema, SchemaSource, find_writer
 from kafka_spark.formats.protobuf_encode import MessageWriter
 from kafka_spark.formats.protobuf_schema import find_message, load_schema, message_at, message_indexes
 from kafka_spark.formats.protobuf_values import ProtobufOptions, StructPlan, message_plan, protobuf_options
@@ -100,11 +100,8 @@ class ProtobufDecoder:
         """The writer schema's file, or why there is none (kept, so a bad id asks the registry once)."""
         if len(self._files) >= _MAX_CACHED:
             self._files.clear()
-        try:
-            writer = self._source.by_id(schema_id)
-        except SchemaRegistryError as exc:
-            if exc.error_code != 40403:
-                raise
+        writer = find_writer(self._source, schema_id)
+        if writer is None:
             return f"schema id {schema_id} is not in the registry"
         if writer.schema_type != "PROTOBUF":
             return f"schema id {schema_id} is {writer.schema_type}, not PROTOBUF"

@@ -74,8 +74,8 @@ def load_schema(schema: RegisteredSchema, source: SchemaSource) -> FileDescripto
     """The root file of a PROTOBUF schema, built in a private pool with everything it imports; ConfigError
     when the schema or one it references does not compile (with protoc's message)."""
     if schema.schema_type != "PROTOBUF":
-        raise ConfigError(f"schema {_label(schema)} is {schema.schema_type}, not PROTOBUF")
-    root = _resolve(schema, source, ROOT_FILE, (), _label(schema))
+        raise ConfigError(f"schema {schema.label} is {schema.schema_type}, not PROTOBUF")
+    root = _resolve(schema, source, ROOT_FILE, (), schema.label)
     with _lock:
         return _files.get_or(root, lambda: _build_pool(root))
 
@@ -126,14 +126,6 @@ def message_indexes(message: Descriptor) -> tuple[int, ...]:
         message = parent
     path.append(list(message.file.message_types_by_name.values()).index(message))
     return tuple(reversed(path))
-
-
-def _label(schema: RegisteredSchema) -> str:
-    if schema.id is not None:
-        return f"id {schema.id}"
-    if schema.subject is not None:
-        return f"{schema.subject} v{schema.version}"
-    return "(given inline)"
 
 
 def _resolve(schema: RegisteredSchema, source: SchemaSource, name: str, chain: tuple[str, ...],
