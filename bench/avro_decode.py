@@ -29,7 +29,8 @@ import fastavro
 import pyarrow as pa
 
 from kafka_spark.formats.avro import avro_decoder
-from kafka_spark.formats.model import RegisteredSchema, SchemaReference
+from kafka_spark.formats.encoding import InlineSource
+from kafka_spark.formats.model import RegisteredSchema
 
 SCHEMA = {
     "type": "record", "name": "Order", "namespace": "bench", "fields": [
@@ -48,15 +49,6 @@ SCHEMA = {
     ]}
 
 
-class _Source:
-    def __init__(self, schema: RegisteredSchema) -> None:
-        self.schema = schema
-
-    def by_id(self, schema_id: int) -> RegisteredSchema:
-        return self.schema
-
-    def by_reference(self, reference: SchemaReference) -> RegisteredSchema:
-        raise KeyError(reference)
 
 
 def payloads(n: int) -> list[bytes]:
@@ -96,7 +88,7 @@ def main() -> None:
     n = 10_000 if parser.parse_args().quick else 100_000
     data = payloads(n)
     schema = RegisteredSchema(json.dumps(SCHEMA), id=1, subject="bench-value", version=1)
-    decoder = avro_decoder(schema, _Source(schema))
+    decoder = avro_decoder(schema, InlineSource(schema))
     parsed = fastavro.parse_schema(SCHEMA)
     reader, buffer = fastavro.schemaless_reader, io.BytesIO
     arrow_type = decoder.arrow_type

@@ -21,7 +21,8 @@ from collections.abc import Callable
 import pyarrow as pa
 from google.protobuf import json_format, message_factory
 
-from kafka_spark.formats.model import RegisteredSchema, SchemaReference
+from kafka_spark.formats.encoding import InlineSource
+from kafka_spark.formats.model import RegisteredSchema
 from kafka_spark.formats.protobuf import protobuf_decoder, protobuf_encoder
 
 PROTO = """
@@ -47,20 +48,11 @@ message Order {
 """
 
 
-class _Source:
-    def __init__(self, schema: RegisteredSchema) -> None:
-        self.schema = schema
-
-    def by_id(self, schema_id: int) -> RegisteredSchema:
-        return self.schema
-
-    def by_reference(self, reference: SchemaReference) -> RegisteredSchema:
-        raise KeyError(reference)
 
 
-def payloads(n: int) -> tuple[RegisteredSchema, _Source, list[bytes]]:
+def payloads(n: int) -> tuple[RegisteredSchema, InlineSource, list[bytes]]:
     schema = RegisteredSchema(PROTO, "PROTOBUF", id=1)
-    source = _Source(schema)
+    source = InlineSource(schema)
     encoder = protobuf_encoder(schema, source, "bench.Order")
     start = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
     out = []

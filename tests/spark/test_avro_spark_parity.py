@@ -19,7 +19,8 @@ import pyarrow as pa
 import pytest
 
 from kafka_spark.formats.avro import avro_decoder
-from kafka_spark.formats.model import RegisteredSchema, SchemaReference
+from kafka_spark.formats.encoding import InlineSource
+from kafka_spark.formats.model import RegisteredSchema
 from kafka_spark.formats.spark_ddl import arrow_to_spark_ddl
 
 UTC = datetime.timezone.utc
@@ -117,15 +118,6 @@ def _payloads() -> list[bytes]:
     return out
 
 
-class _Source:
-    def __init__(self, schema: RegisteredSchema) -> None:
-        self.schema = schema
-
-    def by_id(self, schema_id: int) -> RegisteredSchema:
-        return self.schema
-
-    def by_reference(self, reference: SchemaReference) -> RegisteredSchema:
-        raise KeyError(reference)
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +159,7 @@ def test_from_avro_types_and_values_match_ours(spark_avro) -> None:
 
     text = json.dumps(SCHEMA)
     schema = RegisteredSchema(text, id=1, subject="parity-value", version=1)
-    decoder = avro_decoder(schema, _Source(schema))
+    decoder = avro_decoder(schema, InlineSource(schema))
     payloads = _payloads()
     payloads.append(payloads[0] + b"\x02trailing bytes")  # ignored by both
     ours = pa.array([decoder.decode(1, (), p) for p in payloads], type=decoder.arrow_type)
@@ -214,7 +206,7 @@ def test_from_avro_options_match_ours(spark_avro) -> None:
     text = json.dumps(NODE)
     options = {"recursiveFieldMaxDepth": "2", "enableStableIdentifiersForUnionType": "true"}
     schema = RegisteredSchema(text, id=1)
-    decoder = avro_decoder(schema, _Source(schema), options)
+    decoder = avro_decoder(schema, InlineSource(schema), options)
     ours = pa.array([decoder.decode(1, (), p) for p in payloads], type=decoder.arrow_type)
 
     df = spark_avro.createDataFrame([(i, p) for i, p in enumerate(payloads)], "n INT, payload BINARY")

@@ -18,7 +18,8 @@ import pyarrow as pa
 import pytest
 from unit.formats.codec_support import compile_protos, message_class
 
-from kafka_spark.formats.model import RegisteredSchema, SchemaReference
+from kafka_spark.formats.encoding import InlineSource
+from kafka_spark.formats.model import RegisteredSchema
 from kafka_spark.formats.protobuf import protobuf_decoder
 from kafka_spark.formats.protobuf_schema import message_indexes
 from kafka_spark.formats.spark_ddl import arrow_to_spark_ddl
@@ -151,15 +152,6 @@ def _nullable_everywhere(json_text: str) -> str:
     return re.sub(r'"(nullable|containsNull|valueContainsNull)":false', r'"\1":true', json_text)
 
 
-class _Source:
-    def __init__(self, schema: RegisteredSchema) -> None:
-        self.schema = schema
-
-    def by_id(self, schema_id: int) -> RegisteredSchema:
-        return self.schema
-
-    def by_reference(self, reference: SchemaReference) -> RegisteredSchema:
-        raise KeyError(reference)
 
 
 @pytest.mark.parametrize("options", OPTION_SETS, ids=["defaults", "every-option"])
@@ -171,7 +163,7 @@ def test_from_protobuf_types_and_values_match_ours(spark_protobuf, options) -> N
     messages, pool = _messages()
     descriptor_set = _descriptor_set(pool)
     schema = RegisteredSchema(PROTO, "PROTOBUF", id=1)
-    decoder = protobuf_decoder(schema, _Source(schema), options, "parity.Everything")
+    decoder = protobuf_decoder(schema, InlineSource(schema), options, "parity.Everything")
     indexes = message_indexes(messages[0].DESCRIPTOR)
     payloads = [m.SerializeToString() for m in messages]
     ours = pa.array([decoder.decode(1, indexes, p) for p in payloads], type=decoder.arrow_type)

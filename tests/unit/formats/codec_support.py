@@ -45,12 +45,14 @@ def registered(schema: Any, schema_id: int | None = None, subject: str | None = 
 
 
 class ConfluentSource:
-    """Confluent's registry client as the codecs' SchemaSource."""
+    """Confluent's registry client as the codecs' SchemaSource; counts the lookups by id."""
 
     def __init__(self, client: Any) -> None:
         self.client = client
+        self.lookups = 0
 
     def by_id(self, schema_id: int) -> RegisteredSchema:
+        self.lookups += 1
         try:
             return registered(self.client.get_schema(schema_id), schema_id)
         except ConfluentRegistryError as exc:

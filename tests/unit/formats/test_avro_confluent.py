@@ -12,55 +12,20 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry import SchemaReference as ConfluentReference
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
-from confluent_kafka.schema_registry.error import SchemaRegistryError as ConfluentRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from unit.formats.codec_support import ConfluentSource, new_registry
 
-from kafka_spark.errors import PayloadError, SchemaRegistryError
+from kafka_spark.errors import PayloadError
 from kafka_spark.formats.avro import avro_decoder, avro_encoder, avro_schema_for
-from kafka_spark.formats.model import RegisteredSchema, SchemaReference
 from kafka_spark.formats.wire import frame, split
 
 UTC = datetime.timezone.utc
 VALUE = SerializationContext("orders", MessageField.VALUE)
-
-
-def new_registry() -> Any:
-    """Confluent's in-process registry, empty."""
-    return SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4().hex}"})
-
-
-def registered(schema: Any, schema_id: int | None = None, subject: str | None = None,
-               version: int | None = None) -> RegisteredSchema:
-    refs = tuple(SchemaReference(r.name, r.subject, r.version) for r in (schema.references or ()))
-    return RegisteredSchema(schema.schema_str, schema.schema_type or "AVRO", refs, schema_id, subject, version)
-
-
-class ConfluentSource:
-    """Confluent's registry client as the codec's SchemaSource; counts the lookups by id."""
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-        self.lookups = 0
-
-    def by_id(self, schema_id: int) -> RegisteredSchema:
-        self.lookups += 1
-        try:
-            return registered(self.client.get_schema(schema_id), schema_id)
-        except ConfluentRegistryError as exc:
-            raise SchemaRegistryError(str(exc), status=404, error_code=40403) from exc
-
-    def by_reference(self, reference: SchemaReference) -> RegisteredSchema:
-        found = self.client.get_version(reference.subject, reference.version)
-        return registered(found.schema, found.schema_id, found.subject, found.version)
-
-    def latest(self, subject: str) -> RegisteredSchema:
-        found = self.client.get_latest_version(subject)
-        return registered(found.schema, found.schema_id, found.subject, found.version)
 
 
 def register(client: Any, subject: str, schema: Any, refs: list[Any] | None = None) -> int:
