@@ -4,7 +4,8 @@ The direct writer (direct_files.py for the tasks, direct_commit.py for the commi
 Parquet in the tasks that read them and commits the files, the `txn` and the batch's JSON through
 delta-rs: no record crosses into the JVM. It serves what it can write exactly as Delta on Spark would: raw
 or registry-decoded records appended to a path table (or a new one) whose protocol asks nothing of a
-writer beyond the files, their statistics and the commit. Everything else gets Spark's writer:
+writer beyond the files, their statistics and the commit, partitioned (by `partition_by` or the table's own
+partitioning) by top-level columns of the rows or not at all. Everything else gets Spark's writer:
 `direct_writer_reason` says why, in one place.
 
 `LoadOptions.writer`: "spark" (the default for now), "direct" (refused with the reason when the table
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.catalog import is_table_name
+from kafka_spark.delta.direct_files import PARTITION_KINDS, partitioning, time_zone, with_partitioning
 from kafka_spark.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -45,11 +47,15 @@ DEFAULTS_PREFIX = "spark.databricks.delta.properties.defaults."
 @dataclass(frozen=True)
 class DirectTarget:
     """What the direct writer commits against: the table's snapshot (None: not created yet), its location
-    and the Delta schema (JSON) of the files."""
+    and the table's Delta schema (JSON), which names its partition columns (`direct_files.with_partitioning`)."""
 
     location: TableLocation
     table: DeltaTable | None
     schema_json: str
+
+    @property
+    def partition_columns(self) -> list[str]:
+        return list(partitioning(self.schema_json)[0])
 
 
 @dataclass(frozen=True)
@@ -75,10 +81,14 @@ def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | No
         location = locate(options.table, spark)
     table = _snapshot(location) if location is not None and not location.name else None
     rows = rows_schema(options.source) if _rows_need_no_sql(options) else None
-    reason = direct_writer_reason(table, options, rows, session_defaults(spark))
+    zone = session_time_zone(spark)
+    reason = direct_writer_reason(table, options, rows, session_defaults(spark), zone)
     if reason is None:
         assert location is not None and rows is not None  # a catalog name or SQL rows give a reason
         schema = table.schema().to_json() if table is not None else rows
+        columns = table.metadata().partition_columns if table is not None else options.partition_by
+        if columns:
+            schema = with_partitioning(schema, columns, zone)
         return WriterChoice("direct", target=DirectTarget(location, table, schema))
     if wanted == "direct":
         raise ConfigError(f"writer 'direct' cannot write to {options.table}: {reason}; use writer 'spark' or 'auto'")
@@ -91,12 +101,13 @@ def _rows_need_no_sql(options: LoadOptions) -> bool:
 
 
 def direct_writer_reason(table: DeltaTable | None, options: LoadOptions, rows_schema_json: str | None = None,
-                         defaults: Mapping[str, str] | None = None) -> str | None:
+                         defaults: Mapping[str, str] | None = None, session_zone: str = "UTC") -> str | None:
     """Why the direct writer cannot serve `options`' table, or None when it can.
 
     `table` is the table's snapshot as delta-rs reads it (None: no table yet); `rows_schema_json` the Delta
     schema (JSON, all nullable) of the rows a load writes; `defaults` the session's Delta table-property
-    defaults (`spark.databricks.delta.properties.defaults.*`), which a table created by Delta on Spark gets.
+    defaults (`spark.databricks.delta.properties.defaults.*`), which a table created by Delta on Spark gets;
+    `session_zone` the session time zone, which names a timestamp partition's directory.
     """
     if options.table is None or is_table_name(options.table):
         return "the table is named in a catalog (the direct writer writes paths and URIs)"
@@ -106,19 +117,46 @@ def direct_writer_reason(table: DeltaTable | None, options: LoadOptions, rows_sc
         return "value_schema parses values in Spark SQL"
     if options.dead_letter is not None:
         return "a dead-letter table is written by Spark's writer"
-    if options.partition_by:
-        return "partition_by: the direct writer does not write partitioned tables yet"
+    wanted = list(options.partition_by or ())
     if table is None:
         if defaults:
             return f"a new table gets the session's Delta defaults ({', '.join(sorted(defaults))})"
+        if wanted and rows_schema_json is not None:
+            return _partition_reason(rows_schema_json, wanted, session_zone)
         return None
-    return _table_reason(table, rows_schema_json)
+    existing = list(table.metadata().partition_columns)
+    if wanted and wanted != existing:
+        return (f"partition_by ({', '.join(wanted)}) differs from the table's partitioning "
+                f"({', '.join(existing) or 'none'})")
+    return _table_reason(table, rows_schema_json) or _partition_reason(table.schema().to_json(), existing,
+                                                                       session_zone)
+
+
+def _partition_reason(schema_json: str, columns: list[str], session_zone: str) -> str | None:
+    """Why the direct writer cannot partition rows of this schema by `columns` (exact top-level names)."""
+    if not columns:
+        return None
+    fields = {f["name"]: f["type"] for f in json.loads(schema_json)["fields"]}
+    for name in columns:
+        if name not in fields:
+            if "." in name and name.split(".")[0] in fields:
+                return f"partition column {name} is a nested field (tables are partitioned by top-level columns)"
+            return f"partition column {name} is not a column of the rows (Spark's writer resolves other spellings)"
+        kind = fields[name]
+        if not (isinstance(kind, str) and (kind in PARTITION_KINDS or kind.startswith("decimal"))):
+            shown = kind if isinstance(kind, str) else kind.get("type")
+            return f"partition column {name} is of type {shown}, not an atomic type"
+        if kind == "timestamp" and time_zone(session_zone) is None:
+            return f"partition column {name} is a timestamp and the session time zone {session_zone!r} is unknown here"
+    if len(set(columns)) != len(columns):
+        return f"partition_by names a column twice ({', '.join(columns)})"
+    if len(columns) == len(fields):
+        return "partition_by names every column (Delta keeps at least one in the files)"
+    return None
 
 
 def _table_reason(table: DeltaTable, rows_schema_json: str | None) -> str | None:
     metadata, protocol = table.metadata(), table.protocol()
-    if metadata.partition_columns:
-        return f"the table is partitioned by {', '.join(metadata.partition_columns)}"
     writer = set(protocol.writer_features or [])
     reader = set(protocol.reader_features or [])
     unsupported = sorted((writer - _PLAIN_FEATURES - _CHECKED_FEATURES)
@@ -218,6 +256,13 @@ def session_defaults(spark: Any) -> dict[str, str]:
     except AttributeError:  # PySpark without RuntimeConfig.getAll
         return {}
     return {k: v for k, v in (conf.items() if isinstance(conf, Mapping) else conf()) if k.startswith(DEFAULTS_PREFIX)}
+
+
+def session_time_zone(spark: Any) -> str:
+    """The session time zone Spark casts timestamps to text in (UTC without a session)."""
+    if spark is None:
+        return "UTC"
+    return str(spark.conf.get("spark.sql.session.timeZone") or "UTC")
 
 
 def _snapshot(location: TableLocation) -> DeltaTable | None:

@@ -9,18 +9,22 @@ check refuses a commit when another one with the same `txnAppId` landed after th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.direct_files import FILE_ROWS_DDL, FileSpec, stats_columns
+from kafka_spark.delta.direct_routes import routed_options
 from kafka_spark.delta.errors import BadRecordError, ConcurrentWriterError
+from kafka_spark.delta.plan import BatchPlan
 from kafka_spark.delta.position import SinkCommit, app_id, materialize, now_ms, write_pending
 
 if TYPE_CHECKING:
     from kafka_spark.delta.direct import DirectTarget
-    from kafka_spark.delta.options import LoadOptions
-    from kafka_spark.delta.plan import BatchPlan
+    from kafka_spark.delta.options import KafkaSource, LoadOptions
     from kafka_spark.delta.sink import LoadResult
 
 log = logging.getLogger(__name__)
@@ -48,40 +52,100 @@ def direct_options(spec: FileSpec) -> dict[str, str]:
     return options
 
 
+@dataclass
+class DirectJob:
+    """One table's part of a direct write: its options, the batch's commit, where it commits, the table's
+    version before the write (-1: no table yet) and whether the batch still needs writing."""
+
+    options: LoadOptions
+    commit: SinkCommit
+    target: DirectTarget
+    before: int = -1
+    writes: bool = True
+
+
+def begin_job(options: LoadOptions, commit: SinkCommit, target: DirectTarget) -> DirectJob:
+    """Record the batch as pending and find whether the table already holds it (Delta on Spark skips such a
+    write by its `txn`; delta-rs does not, so it is checked here)."""
+    write_pending(target.location, commit)
+    table = target.table
+    before = table.version() if table is not None else -1
+    recorded = table.transaction_version(app_id(options.sink_id)) if table is not None else None
+    return DirectJob(options, commit, target, before, recorded is None or recorded < commit.batch)
+
+
 def write_direct(spark: Any, options: LoadOptions, plan: BatchPlan, commit: SinkCommit,
                  target: DirectTarget) -> LoadResult:
     """Write the plan's records as the table's files in its tasks and commit them with `commit` in one
     Delta transaction; detect a batch someone else committed, as Spark's writer does."""
-    from kafka_spark.delta.sink import LoadResult, _committed, _crash_point, read_plan
+    from kafka_spark.delta.sink import read_plan
 
-    sink_id, location, table = options.sink_id, target.location, target.table
-    write_pending(location, commit)
-    before = table.version() if table is not None else -1
-    app = app_id(sink_id)
-    recorded = table.transaction_version(app) if table is not None else None
+    job = begin_job(options, commit, target)
     rows: list[dict[str, Any]] = []
-    if recorded is None or recorded < commit.batch:
+    if job.writes:
         _crash_point("before-write")
         if plan.reading:
             rows = [r.asDict() for r in read_plan(spark, options.source, plan,
                                                    direct_options(file_spec(target))).collect()]
-        _refuse_bad_records(rows, options, commit.batch)
-        _commit(target, rows, commit, before)
+    return finish_job(job, rows)
+
+
+def write_tables(spark: Any, source: KafkaSource, parts: Sequence[tuple[str, BatchPlan, DirectJob]]
+                 ) -> dict[str, list[dict[str, Any]]]:
+    """Write the ranges of several topics' tables (`(topic, plan, job)`, each topic its own table) in one
+    read: each task writes its range as its topic's table's files. The file rows by topic."""
+    from kafka_spark.delta.sink import read_plan
+
+    writing = [(topic, plan, job) for topic, plan, job in parts if job.writes and plan.reading]
+    found: dict[str, list[dict[str, Any]]] = {topic: [] for topic, _, _ in parts}
+    if not writing:
+        return found
+    _crash_point("before-write")
+    merged = BatchPlan(batch=0, start={}, end={})
+    specs: dict[str, FileSpec] = {}
+    for topic, plan, job in writing:
+        merged.start.update({tp: plan.start[tp] for tp in plan.reading})
+        merged.end.update({tp: plan.end[tp] for tp in plan.reading})
+        merged.leaders.update(plan.leaders)
+        specs[topic] = file_spec(job.target)
+    read = dataclasses.replace(source, topics=sorted(specs), decoding={})
+    for row in read_plan(spark, read, merged, routed_options(specs)).collect():
+        found[row["topic"]].append(row.asDict())
+    return found
+
+
+def finish_job(job: DirectJob, rows: list[dict[str, Any]]) -> LoadResult:
+    """Commit the files the tasks wrote for `job` (unless the table already holds its batch) and return what
+    the table now holds for it: the winner's offsets, or BatchAlreadyCommittedError for another run's."""
+    from kafka_spark.delta.errors import BatchAlreadyCommittedError
+    from kafka_spark.delta.sink import LoadResult, _committed
+
+    commit, target = job.commit, job.target
+    sink_id, location = job.options.sink_id, target.location
+    if job.writes:
+        _refuse_bad_records(rows, job.options, commit.batch)
+        _commit(target, rows, commit, job.before)
         _crash_point("after-commit")
+        if target.table is not None:
+            target.table.update_incremental()  # a cached target commits its next batch on top of this one
     state = location.state()
     state.refresh()
-    winner, _ = _committed(location, state, sink_id, commit.batch, before)
+    winner, _ = _committed(location, state, sink_id, commit.batch, job.before)
     if winner.run_id != commit.run_id:
-        from kafka_spark.delta.errors import BatchAlreadyCommittedError
-
         raise BatchAlreadyCommittedError(
             f"batch {commit.batch} of sink {sink_id!r} was already committed to {location} by run {winner.run_id}; "
             "this run's write was skipped, so nothing was written twice", commit.batch, winner.run_id)
     materialize(location, winner)
-    version = state.version_reaching(app, commit.batch, before)
-    return LoadResult("committed", sink_id, commit.batch, rows=sum(r["records"] for r in rows),
+    version = state.version_reaching(app_id(sink_id), commit.batch, job.before)
+    return LoadResult("committed", sink_id, commit.batch, rows=sum(r["records"] or 0 for r in rows),
                       table_version=version, start=dict(commit.start_offsets), offsets=winner.offsets,
-                      run_id=commit.run_id)
+                      run_id=commit.run_id, writer="direct")
+
+
+def _crash_point(name: str) -> None:
+    from kafka_spark.delta.sink import _crash_point as crash  # sink imports this module
+
+    crash(name)
 
 
 def _refuse_bad_records(rows: list[dict[str, Any]], options: LoadOptions, batch: int) -> None:
@@ -107,7 +171,8 @@ def _commit(target: DirectTarget, rows: list[dict[str, Any]], commit: SinkCommit
     from deltalake.exceptions import CommitFailedError, DeltaError
     from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
-    adds = [AddAction(r["path"], r["size"], {}, r["modificationTime"], True, r["stats"]) for r in rows]
+    adds = [AddAction(r["path"], r["size"], json.loads(r["partitionValues"]), r["modificationTime"], True, r["stats"])
+            for r in rows]
     # commitInfo as Delta on Spark writes an append's: the batch's JSON, a blind append, its metrics.
     info: dict[str, Any] = {
         "userMetadata": commit.to_json(), "isBlindAppend": True,
@@ -122,7 +187,7 @@ def _commit(target: DirectTarget, rows: list[dict[str, Any]], commit: SinkCommit
     try:
         if target.table is None:
             create_table_with_add_actions(location.delta_rs_uri or location.path, Schema.from_json(target.schema_json),
-                                          adds, mode="error",
+                                          adds, mode="error", partition_by=target.partition_columns or None,
                                           storage_options=dict(location.storage_options) or None,
                                           commit_properties=properties)
         else:

@@ -6,9 +6,14 @@ path relative to the table root, its size, record count, modification time and D
 driver commits those files (direct.py); a file no commit references is harmless (VACUUM removes it), as
 with Spark's writer.
 
+A partitioned table's rows go to Hive-style directories (`col=value/`, `partition_path`) as Spark's writer
+names them, without the partition columns (their values are the file's `partitionValues`, in the text form
+Delta on Spark records, `partition_value`). A task keeps at most `MAX_OPEN_FILES` files open and
+`ROW_GROUP_BYTES` of rows in memory across them, whatever the number of partition values.
+
 Statistics are those Delta on Spark writes for data skipping: `numRecords`, then `minValues`, `maxValues`
-and `nullCount` of the first `delta.dataSkippingNumIndexedCols` leaf columns (or of
-`delta.dataSkippingStatsColumns`), min/max only for numbers, dates, timestamps and strings. Bounds are
+and `nullCount` of the first `delta.dataSkippingNumIndexedCols` leaf columns that are not partition columns
+(or of `delta.dataSkippingStatsColumns`), min/max only for numbers, dates, timestamps and strings. Bounds are
 only ever wider than the data, never narrower: a string longer than the prefix Delta keeps (32) gets its
 prefix as minimum and no maximum, a timestamp's maximum is rounded up to the millisecond Delta stores,
 decimals and NaN-holding floats get no bounds. A reader treats a missing bound as unknown.
@@ -20,25 +25,31 @@ batch: the task deletes the files it wrote, counts the bad records and yields on
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import json
 import math
+import re
 import time
 import uuid
+import zoneinfo
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 # The rows a direct-writing task yields: one per file; a row with `firstBad` reports bad records instead.
+# `path` is relative to the table root, as the file is named on the store (delta-rs encodes it for the log);
+# `partitionValues` is the JSON object of the add action's partition values.
 FILE_ROWS_DDL = ("path string, size long, records long, modificationTime long, stats string, "
-                 "badRecords long, firstBad string")
+                 "partitionValues string, badRecords long, firstBad string")
 FILE_ROWS_SCHEMA = pa.schema([
     pa.field("path", pa.string()), pa.field("size", pa.int64()), pa.field("records", pa.int64()),
     pa.field("modificationTime", pa.int64()), pa.field("stats", pa.string()),
-    pa.field("badRecords", pa.int64()), pa.field("firstBad", pa.string()),
+    pa.field("partitionValues", pa.string()), pa.field("badRecords", pa.int64()), pa.field("firstBad", pa.string()),
 ])
 ERROR_COLUMNS = ("keyError", "valueError")
 
@@ -48,12 +59,130 @@ _BOUNDED = {"byte", "short", "integer", "long", "float", "double", "date", "time
 # make files slow to read.
 ROW_GROUP_BYTES = 64 << 20
 TARGET_FILE_BYTES = 128 << 20
+# Files open at once in a task: rows of one more partition value close the least recently written file.
+MAX_OPEN_FILES = 32
+
+DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"  # the directory of a null (or empty) partition value
+# The characters Spark's ExternalCatalogUtils.escapePathName writes as %XX in partition directories
+# (on every platform but Windows, which adds ' ', '<', '>' and '|').
+_ESCAPED = frozenset([*map(chr, range(0x01, 0x20)), '"', "#", "%", "'", "*", "/", ":", "=", "?", "\\", "\x7f",
+                      "{", "[", "]", "^"])
+# The partition column types whose values the direct writer serialises (all of Delta's atomic types).
+PARTITION_KINDS = frozenset({"string", "binary", "boolean", "byte", "short", "integer", "long", "float", "double",
+                             "date", "timestamp", "timestamp_ntz"})
+# The members a file spec's schema JSON carries besides Delta's own (which readers of the schema ignore).
+_PARTITIONS_KEY, _ZONE_KEY = "partitionColumns", "sessionTimeZone"
+
+
+def with_partitioning(schema_json: str, columns: Iterable[str], time_zone: str = "UTC") -> str:
+    """`schema_json` (a Delta schema) that also names the table's partition columns and the session time zone
+    Spark names timestamp directories in; delta-rs reads it as the plain schema."""
+    raw = json.loads(schema_json)
+    raw[_PARTITIONS_KEY], raw[_ZONE_KEY] = list(columns), time_zone
+    return json.dumps(raw, separators=(",", ":"))
+
+
+def partitioning(schema_json: str) -> tuple[tuple[str, ...], str]:
+    """The partition columns and session time zone `with_partitioning` put in `schema_json` (none, UTC)."""
+    raw = json.loads(schema_json)
+    return tuple(raw.get(_PARTITIONS_KEY) or ()), str(raw.get(_ZONE_KEY) or "UTC")
+
+
+def escape_path_name(text: str) -> str:
+    """`text` as Spark's ExternalCatalogUtils.escapePathName writes it in a path: %XX (upper-case hex) for
+    each character it escapes."""
+    if not any(c in _ESCAPED for c in text):
+        return text
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in text)
+
+
+def time_zone(name: str) -> dt.tzinfo | None:
+    """The zone a Spark session time zone ID names (a region or a fixed offset); None for one unknown here."""
+    if name in ("UTC", "Z", "GMT", "UT"):
+        return dt.timezone.utc
+    offset = re.fullmatch(r"(?:UTC|GMT|UT)?([+-])(\d{1,2})(?::?(\d{2}))?", name)
+    if offset:
+        sign = -1 if offset.group(1) == "-" else 1
+        return dt.timezone(sign * dt.timedelta(hours=int(offset.group(2)), minutes=int(offset.group(3) or 0)))
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (ValueError, zoneinfo.ZoneInfoNotFoundError):
+        return None
+
+
+def partition_value(kind: str, value: Any, zone: dt.tzinfo = dt.timezone.utc) -> tuple[str | None, str | None]:
+    """A partition value of Delta type `kind` (as pyarrow's `as_py` gives it) as Delta on Spark records it: the
+    text of its directory (before escaping) and its `partitionValues` entry; (None, None) for a null, and for an
+    empty text, which Spark's writer makes null. Timestamps are recorded in UTC (ISO 8601, microseconds) and
+    named in the session time zone `zone`, as Spark casts them to text."""
+    if value is None:
+        return None, None
+    text: str
+    if kind == "timestamp":
+        local = value.astimezone(zone)
+        return _spark_timestamp(local), value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if kind == "timestamp_ntz":
+        text = _spark_timestamp(value)
+    elif kind == "binary":
+        # Spark casts bytes to text as UTF-8, a malformed sequence replaced.
+        text = bytes(value).decode("utf-8", "replace")
+    elif kind == "boolean":
+        text = "true" if value else "false"
+    elif kind in ("float", "double"):
+        text = _java_float(value, single=kind == "float")
+    elif kind.startswith("decimal"):
+        text = format(value, "f")
+    elif kind == "date":
+        text = value.isoformat()
+    else:
+        text = str(value)
+    return (text, text) if text else (None, None)
+
+
+def partition_path(columns: Iterable[tuple[str, str | None]]) -> str:
+    """The directory (`a=1/b=x/`) of a file whose partition columns have these directory texts (None: null)."""
+    return "".join(f"{escape_path_name(name)}={DEFAULT_PARTITION_NAME if text is None else escape_path_name(text)}/"
+                   for name, text in columns)
+
+
+def _spark_timestamp(value: dt.datetime) -> str:
+    # Spark's timestamp text: seconds always, the fraction without its trailing zeros.
+    text = value.strftime("%Y-%m-%d %H:%M:%S")
+    return f"{text}.{value.microsecond:06d}".rstrip("0") if value.microsecond else text
+
+
+def _java_float(value: float, single: bool) -> str:
+    """Java's Float/Double.toString of `value` (Spark casts floats to text so): the shortest digits that
+    name the number; plain from 10^-3 to 10^7, otherwise d.dddE<n>. (JDK 17 prints a few values with one
+    more digit than the shortest: both name the same number.)"""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1, value) < 0 else "0.0"
+    shortest = np.format_float_positional(np.float32(value), unique=True) if single else repr(value)
+    sign, digits, exponent = decimal.Decimal(shortest).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits))
+    point = len(text) + exponent  # digits before the decimal point
+    if 1e-3 <= abs(value) < 1e7:
+        if point <= 0:
+            body = "0." + "0" * -point + text
+        elif point >= len(text):
+            body = text + "0" * (point - len(text)) + ".0"
+        else:
+            body = f"{text[:point]}.{text[point:]}"
+    else:
+        body = f"{text[0]}.{text[1:] or '0'}E{point - 1}"
+    return ("-" if sign else "") + body
 
 
 @dataclass(frozen=True)
 class FileSpec:
-    """What a task needs to write a table's files: the root, the table's Delta schema (JSON), the leaf
-    columns that get statistics (paths of field names), and whether Delta expects `tightBounds`."""
+    """What a task needs to write a table's files: the root, the table's Delta schema (JSON, naming its partition
+    columns as `with_partitioning` does), the leaf columns that get statistics (paths of field names), and
+    whether Delta expects `tightBounds`."""
 
     root: str
     schema_json: str
@@ -74,7 +203,12 @@ class FileSpec:
         return cls(raw["root"], raw["schema"], tuple(tuple(p) for p in raw["stats"]), bool(raw["tight"]),
                    int(raw["target"]), json.loads(storage) if storage else {})
 
+    @property
+    def partition_columns(self) -> tuple[str, ...]:
+        return partitioning(self.schema_json)[0]
+
     def arrow_schema(self) -> pa.Schema:
+        """The table's columns, partition columns included."""
         from deltalake import Schema
 
         return pa.schema(Schema.from_json(self.schema_json).to_arrow())
@@ -82,7 +216,7 @@ class FileSpec:
 
 def leaf_columns(schema_json: str) -> list[tuple[tuple[str, ...], str]]:
     """(path, Delta type name) of every leaf column in schema order; a struct's fields are leaves of their own,
-    an array or a map is one leaf (its type name 'array' / 'map')."""
+    an array or a map is one leaf (its type name 'array' / 'map'), a decimal's name is 'decimal(p,s)'."""
     out: list[tuple[tuple[str, ...], str]] = []
 
     def walk(fields: list[dict[str, Any]], prefix: tuple[str, ...]) -> None:
@@ -99,8 +233,10 @@ def leaf_columns(schema_json: str) -> list[tuple[tuple[str, ...], str]]:
 
 
 def stats_columns(schema_json: str, configuration: Mapping[str, str | None]) -> tuple[tuple[str, ...], ...]:
-    """The leaf columns Delta collects statistics on for a table with this schema and configuration."""
-    leaves = [path for path, _ in leaf_columns(schema_json)]
+    """The leaf columns Delta collects statistics on for a table with this schema (partition columns, which
+    have none, named by `with_partitioning`) and configuration."""
+    partitions = set(partitioning(schema_json)[0])
+    leaves = [path for path, _ in leaf_columns(schema_json) if path[0] not in partitions]
     named = configuration.get("delta.dataSkippingStatsColumns")
     if named:
         wanted = [tuple(p.strip().strip("`") for p in name.split(".")) for name in named.split(",") if name.strip()]
@@ -199,77 +335,131 @@ def _timestamp(value: dt.datetime, kind: str, up: bool) -> str:
     return text + "Z" if kind == "timestamp" else text
 
 
+class _File:
+    """One open Parquet file of a FileWriter and the rows waiting for its next row group."""
+
+    def __init__(self, directory: str, path: str, sink: Any, writer: pq.ParquetWriter, stats: Stats,
+                 values: dict[str, str | None]) -> None:
+        self.directory, self.path, self.sink, self.writer, self.stats = directory, path, sink, writer, stats
+        self.values = values
+        self.pending: list[pa.RecordBatch] = []
+        self.pending_bytes = 0
+
+
 class FileWriter:
-    """Parquet files of one task under the table's root: a new file once one reaches the target size."""
+    """Parquet files of one task under the table's root, in the directory of their partition values: a new
+    file once one reaches the target size."""
 
     def __init__(self, spec: FileSpec, prefix: str = "part") -> None:
         self.spec = spec
-        self.schema = spec.arrow_schema()
+        self.table_schema = spec.arrow_schema()
+        self.partitions = spec.partition_columns
+        kinds = dict(leaf_columns(spec.schema_json))
+        self.kinds = [kinds[(c,)] for c in self.partitions]
+        zone = time_zone(partitioning(spec.schema_json)[1])
+        if zone is None and "timestamp" in self.kinds:
+            raise ValueError(f"session time zone {partitioning(spec.schema_json)[1]!r} is unknown")
+        self.zone = zone or dt.timezone.utc
+        # Spark's writer leaves the partition columns out of the files: their values are in the log.
+        self.schema = pa.schema([f for f in self.table_schema if f.name not in self.partitions])
         self.fs, self.base = _filesystem(spec)
+        self.local = self.fs.type_name == "local"
         self.prefix = prefix
         self.done: list[dict[str, Any]] = []
-        self._writer: pq.ParquetWriter | None = None
-        self._sink: Any = None
-        self._path = ""
-        self._stats: Stats | None = None
-        self._pending: list[pa.RecordBatch] = []
+        self._open: dict[str, _File] = {}  # by directory, least recently written first
         self._pending_bytes = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
-        """Add `batch` (the table's columns, by name) to the current file."""
+        """Add `batch` (the table's columns, by name) to the files of its partition values."""
         if batch.num_rows == 0:
             return
-        batch = batch.select(self.schema.names).cast(self.schema)
-        if self._writer is None:
-            self._open()
-        assert self._stats is not None
-        self._stats.add(batch)
-        self._pending.append(batch)
-        self._pending_bytes += batch.nbytes
-        if self._pending_bytes >= ROW_GROUP_BYTES:
-            self._flush()
-            if self._sink.tell() >= self.spec.target_file_bytes:
-                self._close()
+        batch = batch.select(self.table_schema.names).cast(self.table_schema)
+        for directory, values, rows in self._split(batch):
+            file = self._open.pop(directory, None) or self._new(directory, values)
+            self._open[directory] = file
+            data = rows.select(self.schema.names)
+            file.stats.add(data)
+            file.pending.append(data)
+            file.pending_bytes += data.nbytes
+            self._pending_bytes += data.nbytes
+        while self._pending_bytes >= ROW_GROUP_BYTES:
+            file = max(self._open.values(), key=lambda f: f.pending_bytes)
+            self._flush(file)
+            if file.sink.tell() >= self.spec.target_file_bytes:
+                self._close(file)
 
     def finish(self) -> list[dict[str, Any]]:
-        """Close the current file; every file written, as the rows the task yields."""
-        if self._writer is not None:
-            self._close()
+        """Close the open files; every file written, as the rows the task yields."""
+        for file in list(self._open.values()):
+            self._close(file)
         return self.done
 
     def discard(self) -> None:
         """Delete every file written (a batch that cannot commit leaves less behind)."""
-        if self._writer is not None:
-            self._writer.close()
-            self._sink.close()
-            self._writer = None
-            self.done.append({"path": self._path})
+        for file in self._open.values():
+            file.writer.close()
+            file.sink.close()
+            self.done.append({"path": file.path})
+        self._open, self._pending_bytes = {}, 0
         for row in self.done:
             self.fs.delete_file(f"{self.base}{row['path']}")
         self.done = []
 
-    def _open(self) -> None:
-        self._path = f"{self.prefix}-{uuid.uuid4()}-c000.snappy.parquet"
-        self._sink = self.fs.open_output_stream(f"{self.base}{self._path}")
-        self._writer = pq.ParquetWriter(self._sink, self.schema, compression="snappy")
-        self._stats = Stats(self.spec.schema_json, self.spec.stats_columns, self.spec.tight_bounds)
+    def _split(self, batch: pa.RecordBatch) -> Iterator[tuple[str, dict[str, str | None], pa.RecordBatch]]:
+        """The batch's rows by partition directory, with the directory's `partitionValues`."""
+        if not self.partitions:
+            yield "", {}, batch
+            return
+        # Each row as its columns' dictionary indices (-1: null): Python sees each distinct combination once,
+        # never each row.
+        encoded = [pc.dictionary_encode(batch.column(name)) for name in self.partitions]
+        indices = np.stack([e.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+                            for e in encoded], axis=1)
+        combinations, group_of_row = np.unique(indices, axis=0, return_inverse=True)
+        group_of_row = group_of_row.reshape(-1)
+        groups: dict[str, tuple[dict[str, str | None], list[int]]] = {}
+        for group, combination in enumerate(combinations.tolist()):
+            texts, values = [], {}
+            for name, kind, column, index in zip(self.partitions, self.kinds, encoded, combination, strict=True):
+                text, values[name] = partition_value(kind, None if index < 0 else column.dictionary[index].as_py(),
+                                                     self.zone)
+                texts.append((name, text))
+            # Texts Spark makes null (an empty string) share the null's directory.
+            groups.setdefault(partition_path(texts), (values, []))[1].append(group)
+        if len(groups) == 1:
+            directory, (values, _) = next(iter(groups.items()))
+            yield directory, values, batch
+            return
+        for directory, (values, members) in groups.items():
+            yield directory, values, batch.filter(pa.array(np.isin(group_of_row, members)))
 
-    def _flush(self) -> None:
-        if self._pending:
-            assert self._writer is not None
-            self._writer.write_table(pa.Table.from_batches(self._pending, self.schema),
-                                     row_group_size=sum(b.num_rows for b in self._pending))
-            self._pending, self._pending_bytes = [], 0
+    def _new(self, directory: str, values: dict[str, str | None]) -> _File:
+        if len(self._open) >= MAX_OPEN_FILES:
+            self._close(next(iter(self._open.values())))
+        path = f"{directory}{self.prefix}-{uuid.uuid4()}-c000.snappy.parquet"
+        if self.local and directory:
+            self.fs.create_dir(f"{self.base}{directory}", recursive=True)
+        sink = self.fs.open_output_stream(f"{self.base}{path}")
+        writer = pq.ParquetWriter(sink, self.schema, compression="snappy")
+        stats = Stats(self.spec.schema_json, self.spec.stats_columns, self.spec.tight_bounds)
+        return _File(directory, path, sink, writer, stats, values)
 
-    def _close(self) -> None:
-        self._flush()
-        assert self._writer is not None and self._stats is not None
-        self._writer.close()
-        size = self._sink.tell()
-        self._sink.close()
-        self._writer = None
-        self.done.append({"path": self._path, "size": size, "records": self._stats.records,
-                          "modificationTime": int(time.time() * 1000), "stats": self._stats.to_json(),
+    def _flush(self, file: _File) -> None:
+        if file.pending:
+            file.writer.write_table(pa.Table.from_batches(file.pending, self.schema),
+                                    row_group_size=sum(b.num_rows for b in file.pending))
+            self._pending_bytes -= file.pending_bytes
+            file.pending, file.pending_bytes = [], 0
+
+    def _close(self, file: _File) -> None:
+        self._flush(file)
+        file.writer.close()
+        size = file.sink.tell()
+        file.sink.close()
+        del self._open[file.directory]
+        self.done.append({"path": file.path, "size": size, "records": file.stats.records,
+                          "modificationTime": int(time.time() * 1000), "stats": file.stats.to_json(),
+                          "partitionValues": json.dumps(file.values, separators=(",", ":")),
                           "badRecords": None, "firstBad": None})
 
 
@@ -311,7 +501,8 @@ def write_files(batches: Iterable[pa.RecordBatch], spec: FileSpec, prefix: str =
     if first is not None:
         writer.discard()
         yield pa.RecordBatch.from_pylist([{"path": None, "size": None, "records": None, "modificationTime": None,
-                                           "stats": None, "badRecords": bad, "firstBad": json.dumps(first)}],
+                                           "stats": None, "partitionValues": None, "badRecords": bad,
+                                           "firstBad": json.dumps(first)}],
                                          schema=FILE_ROWS_SCHEMA)
         return
     rows = writer.finish()

@@ -31,8 +31,9 @@ from kafka_spark.delta.plan import BatchPlan, checked_start, first_starts
 from kafka_spark.delta.position import SinkCommit, now_ms, sink_positions
 from kafka_spark.delta.progress import Progress
 from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selection
+from kafka_spark.delta.routed_writes import RoutedWrites
 from kafka_spark.delta.sink import LoadResult, read_plan
-from kafka_spark.delta.table_commit import Mirrors, check_table, commit_table, failed_result, run_commits
+from kafka_spark.delta.table_commit import Mirrors, check_table, failed_result, run_commits
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.admission import rate_limit
 from kafka_spark.offsets.resolve import leader_hints, resolve_partitions
@@ -153,7 +154,8 @@ def _plan(cluster: Cluster, options: LoadOptions, runs: list[TableRun], tps: Seq
 
 def _commit_all(spark, options: LoadOptions, runs: list[TableRun], run_id: str, result: MultiLoadResult,
                 mirrors: Mirrors, continues: bool) -> None:
-    """One commit per table with something to commit; the raw tables' rows from one persisted read."""
+    """One commit per table with something to commit: the direct-written tables' files from one read, the
+    other raw tables' rows from one persisted read."""
     moving = [run for run in runs if _moves(run)]
     for run in runs:
         if not _moves(run):
@@ -163,18 +165,22 @@ def _commit_all(spark, options: LoadOptions, runs: list[TableRun], run_id: str, 
                                             topic=run.routed.topic))
             # in case the last run died before it published
             mirrors.add(run.routed.options.publishing, run.previous.offsets)
-    shared = [run for run in moving if not run.routed.decoded and run.plan and run.plan.size]
+    positions = {run.routed.table: _position(run, run_id) for run in moving}
+    writes = RoutedWrites(spark, options.source)
+    for run in moving:
+        assert run.plan is not None
+        writes.writer(run.routed, run.location)
+        writes.add(run.routed, run.plan, positions[run.routed.table])
+    writes.write_files()
+    shared = [run for run in moving if writes.spark_rows(run.routed) and not run.routed.decoded and run.plan
+              and run.plan.size]
     frame = _shared_read(spark, options, shared) if len(shared) > 1 else None
     progress = options.format.progress and len(moving) > 1  # one line for the batch, not one per table
 
     def commit(run: TableRun) -> LoadResult:
         assert run.plan is not None
-        df = _rows(spark, run, frame if run in shared else None)
-        position = SinkCommit(sink_id=run.routed.options.sink_id, batch=run.plan.batch,
-                              offsets=run.plan.committed_offsets(), start_offsets=dict(run.plan.start),
-                              run_id=run_id, committed_at_ms=now_ms())
-        return commit_table(spark, run.routed, df, position, f"batch {run.plan.batch}", run.location,
-                            progress=not progress)
+        return writes.commit(run.routed, lambda: _rows(spark, run, frame if run in shared else None),
+                             f"batch {run.plan.batch}", run.location, progress=not progress)
 
     try:
         with Progress(spark, f"{len(moving)} tables") if progress else nullcontext():
@@ -199,6 +205,13 @@ def _commit_all(spark, options: LoadOptions, runs: list[TableRun], run_id: str, 
         result.tables.sort(key=lambda r: r.table)
         raise TableCommitError(f"table {run.routed.table} (topic {run.routed.topic!r}) failed while committing "
                                f"batch {run.plan.batch}: {exc}", run.routed.table, run.routed.topic, result) from exc
+
+
+def _position(run: TableRun, run_id: str) -> SinkCommit:
+    assert run.plan is not None
+    return SinkCommit(sink_id=run.routed.options.sink_id, batch=run.plan.batch,
+                      offsets=run.plan.committed_offsets(), start_offsets=dict(run.plan.start),
+                      run_id=run_id, committed_at_ms=now_ms())
 
 
 def _moves(run: TableRun) -> bool:

@@ -37,6 +37,7 @@ from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.offsets import earliest_offsets
 from kafka_spark.delta.dead_letter import reconcile
+from kafka_spark.delta.direct import WriterChoice
 from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.location import TableLocation, locate
 from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
@@ -45,8 +46,9 @@ from kafka_spark.delta.options import StreamOptions
 from kafka_spark.delta.plan import BatchPlan, first_starts
 from kafka_spark.delta.position import SinkCommit, committed_position, now_ms
 from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selection
+from kafka_spark.delta.routed_writes import RoutedWrites
 from kafka_spark.delta.sink import LoadResult, read_plan
-from kafka_spark.delta.table_commit import Mirrors, check_table, commit_table, failed_result, run_commits
+from kafka_spark.delta.table_commit import Mirrors, check_table, failed_result, run_commits
 from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
 from kafka_spark.offsets.resolve import resolve_partitions
 from kafka_spark.spark.redaction import redact_secret_options
@@ -135,6 +137,7 @@ class RoutedBatchWriter:
         self.origins: dict[TopicPartition, int | None] = {}
         self.initial: dict[TopicPartition, int] | None = None  # where a fresh checkpoint's batch 0 begins
         self.results: list[MultiLoadResult] = []
+        self.choices: dict[str, WriterChoice] = {}  # each table's writer, chosen once while it serves
 
     # ---- routing and positions --------------------------------------------------------------------------
 
@@ -244,15 +247,27 @@ class RoutedBatchWriter:
 
     def _commit(self, df, batch_id: int, work: list[TableWork], start: Offsets | None, result: MultiLoadResult,
                 mirrors: Mirrors) -> None:
-        self._resolve_earliest(work)
-        from_batch = [w for w in work if not w.routed.decoded]
+        writes = RoutedWrites(self.spark, dataclasses.replace(self.options.source, decoding={}), self.choices)
+        for item in work:
+            writes.writer(item.routed, self.locations.get(item.routed.table))
+        self._resolve_earliest(work, writes)
+        commits = {item.routed.table: self._sink_commit(item, batch_id) for item in work}
+        for item in work:
+            writes.add(item.routed, self._own_plan(item), commits[item.routed.table])
+        writes.write_files()
+        from_batch = [w for w in work if not writes.reads_own(w.routed)]
         frame = df
         if len(from_batch) > 1:
             slots = max(self.spark.sparkContext.defaultParallelism, 1)
             frame = df.coalesce(slots).persist()
+
+        def write(item: TableWork) -> LoadResult:
+            return writes.commit(item.routed, partial(self._rows, frame, item, start), f"micro-batch {batch_id}",
+                                 self.locations.get(item.routed.table))
+
         try:
             # Every commit has finished here, those after a failing one included (fail-fast reports them too).
-            outcomes = run_commits(self.spark, [partial(self._write, frame, batch_id, item, start) for item in work])
+            outcomes = run_commits(self.spark, [partial(write, item) for item in work])
         finally:
             if frame is not df:
                 frame.unpersist()
@@ -262,16 +277,16 @@ class RoutedBatchWriter:
                 self._failed_commit(item, outcome, result)
                 first = first or (item, outcome)
             else:
-                self._committed(item, *outcome, result, mirrors)
+                self._committed(item, commits[item.routed.table], outcome, result, mirrors)
         if first is not None and not self.routing.continues:
             item, exc = first
             raise TableCommitError(f"table {item.routed.table} (topic {item.routed.topic!r}) failed: {exc}",
                                    item.routed.table, item.routed.topic, result) from exc
 
-    def _resolve_earliest(self, work: list[TableWork]) -> None:
+    def _resolve_earliest(self, work: list[TableWork], writes: RoutedWrites) -> None:
         """The earliest offsets of the partitions that begin there, in one request for the micro-batch."""
         wanted = [tp for w in work for tp, b in w.begin.items()
-                  if b == EARLIEST or (b is None and w.routed.decoded)]
+                  if b == EARLIEST or (b is None and writes.reads_own(w.routed))]
         if not wanted:
             return
         with Cluster(self.options.kafka) as cluster:
@@ -281,19 +296,22 @@ class RoutedBatchWriter:
                 if tp in earliest:
                     w.begin[tp] = earliest[tp]
 
-    def _write(self, frame, batch_id: int, item: TableWork, start: Offsets | None) -> tuple[SinkCommit, LoadResult]:
-        """The table's commit (on a commit thread: it changes nothing of the writer's)."""
-        routed, previous = item.routed, item.previous
-        opts = routed.options
+    def _sink_commit(self, item: TableWork, batch_id: int) -> SinkCommit:
+        """What the table's commit records: its next sink batch and its offsets after this micro-batch."""
+        previous = item.previous
         batch = previous.batch + 1 if previous else 0
         carried = {tp: off for tp, off in (previous.offsets if previous else {}).items() if tp not in item.end}
         offsets = {**carried, **{tp: max(b or 0, e) for tp, e in item.end.items() for b in (item.begin[tp],)}}
-        commit = SinkCommit(sink_id=opts.sink_id, batch=batch, offsets=offsets,
-                            start_offsets={tp: b for tp, b in item.begin.items() if b is not None},
-                            run_id=f"{uuid.uuid4().hex[:8]}-q{batch_id}", committed_at_ms=now_ms())
-        rows = self._rows(frame, item, start)
-        return commit, commit_table(self.spark, routed, rows, commit, f"micro-batch {batch_id}",
-                                    self.locations.get(routed.table))
+        return SinkCommit(sink_id=item.routed.options.sink_id, batch=batch, offsets=offsets,
+                          start_offsets={tp: b for tp, b in item.begin.items() if b is not None},
+                          run_id=f"{uuid.uuid4().hex[:8]}-q{batch_id}", committed_at_ms=now_ms())
+
+    @staticmethod
+    def _own_plan(item: TableWork) -> BatchPlan:
+        """The table's ranges in this micro-batch, for a writer that reads them from Kafka itself."""
+        moving = item.moving()
+        return BatchPlan(0, start={tp: b for tp in moving for b in (item.begin[tp],) if b is not None},
+                         end={tp: item.end[tp] for tp in moving})
 
     def _committed(self, item: TableWork, commit: SinkCommit, done: LoadResult, result: MultiLoadResult,
                    mirrors: Mirrors) -> None:
@@ -324,10 +342,7 @@ class RoutedBatchWriter:
         source = routed.options.source
         moving = item.moving()
         if routed.decoded:
-            begin = {tp: item.begin[tp] for tp in moving}
-            plan = BatchPlan(0, start={tp: b for tp, b in begin.items() if b is not None},
-                             end={tp: item.end[tp] for tp in moving})
-            return read_plan(self.spark, source, plan)
+            return read_plan(self.spark, source, self._own_plan(item))
         starts = {tp: start[tp] for tp in moving if start is not None and tp in start}
         begins = {tp: b for tp in moving for b in (item.begin[tp],) if b is not None}
         gap = {tp: b for tp, b in begins.items() if tp in starts and b < starts[tp]}

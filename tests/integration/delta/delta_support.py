@@ -224,17 +224,20 @@ STREAM_SINK_ID = "crash-test"  # stream_once.py's
 
 
 def run_stream_once(bootstrap: str, topic: str, table: Path, trigger: str, seconds: float, limit: int = 400,
-                    crash_at: str | None = None, kill_after: float | None = None) -> int:
-    """One stream_once.py driver run; `kill_after` counts from the query's start (a kill during JVM start-up
-    proves little)."""
-    return run_killable(STREAM_ONCE, bootstrap, topic, str(table), trigger, str(seconds), str(limit),
-                        crash_at=crash_at, kill_after=kill_after, ready="started")[0]
+                    crash_at: str | None = None, kill_after: float | None = None, writer: str = "spark",
+                    armed_after: int = 0) -> int:
+    """One stream_once.py driver run with the sink's `writer`; `kill_after` counts from the query's start (a kill
+    during JVM start-up proves little); `crash_at` is armed once the run has committed `armed_after` micro-batches."""
+    return run_killable(STREAM_ONCE, bootstrap, topic, str(table), trigger, str(seconds), str(limit), writer,
+                        str(armed_after), crash_at=crash_at, kill_after=kill_after, ready="started")[0]
 
 
 def kill_stream_repeatedly(bootstrap: str, topic: str, table: Path, kills: int = STREAM_KILLS,
-                           seed: int = 20261123) -> list[tuple[str, int]]:
+                           seed: int = 20261123, writers: tuple[str, ...] = ("spark", "direct")
+                           ) -> list[tuple[str, int]]:
     """Run the stream into `table` until it was killed `kills` times: at both sides of the commit first, then at
-    random moments; some restarts begin without the checkpoint, which must resume from the table alone."""
+    random moments; some restarts begin without the checkpoint, which must resume from the table alone. The
+    attempts take turns with `writers`, so each continues where the other's commits and checkpoint left off."""
     import random
     import shutil
 
@@ -249,20 +252,35 @@ def kill_stream_repeatedly(bootstrap: str, topic: str, table: Path, kills: int =
             outcomes.append(("checkpoint deleted", 0))
         crash_at = plan[attempt] if attempt < len(plan) else None
         kill_after = None if crash_at else rng.uniform(0.5, 6.0)
-        code = run_stream_once(bootstrap, topic, table, "1s", 60, crash_at=crash_at, kill_after=kill_after)
-        outcomes.append((crash_at or f"kill@{kill_after:.1f}s", code))
+        writer = writers[attempt % len(writers)]
+        # Armed after the run's first commit, a crash lands in a micro-batch after one Spark has committed: the
+        # restart replays it (a crash in micro-batch 0 of a new checkpoint only starts that checkpoint afresh).
+        code = run_stream_once(bootstrap, topic, table, "1s", 60, crash_at=crash_at, kill_after=kill_after,
+                               writer=writer, armed_after=1 if crash_at else 0)
+        outcomes.append((f"{crash_at or f'kill@{kill_after:.1f}s'} ({writer})", code))
         attempt += 1
     assert sum(1 for o in outcomes if o[1] != 0) >= kills, outcomes
     return outcomes
 
 
-def catch_up_stream(bootstrap: str, topic: str, table: Path) -> dict[TopicPartition, int]:
-    """Run the stream in large micro-batches until the table holds every offset; the end offsets."""
+def catch_up_stream(bootstrap: str, topic: str, table: Path, writer: str = "spark") -> dict[TopicPartition, int]:
+    """Run the stream in large micro-batches with `writer` until the table holds every offset; the end offsets."""
     from kafka_spark.delta import committed_position
 
     ends = latest_offsets_of(bootstrap, topic)
     for _ in range(5):
-        assert run_stream_once(bootstrap, topic, table, "available-now", 0, limit=100_000) == 0
+        assert run_stream_once(bootstrap, topic, table, "available-now", 0, limit=100_000, writer=writer) == 0
         if committed_position(str(table), STREAM_SINK_ID).offsets == ends:
             break
     return ends
+
+
+def files_scanned(df) -> int:
+    """The files Spark's scan of `df` read, from the executed plan's metrics (after data skipping and partition
+    pruning)."""
+    df.collect()
+    plan = df._jdf.queryExecution().executedPlan()
+    if plan.getClass().getSimpleName() == "AdaptiveSparkPlanExec":
+        plan = plan.executedPlan()
+    leaves = plan.collectLeaves()
+    return sum(int(leaves.apply(i).metrics().apply("numFiles").value()) for i in range(leaves.size()))

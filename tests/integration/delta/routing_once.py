@@ -1,6 +1,6 @@
 """One run of a routed Kafka -> Delta stream (a table per topic) in a fresh process: what a crash test kills.
 
-    routing_once.py BOOTSTRAP PATTERN LAKE available-now|<interval> [SECONDS]
+    routing_once.py BOOTSTRAP PATTERN LAKE available-now|<interval> [SECONDS [WRITER]]
 
 Every topic matching PATTERN goes to LAKE/<topic>; the checkpoint is LAKE/_kafka_spark/checkpoints/<sink>.
 """
@@ -16,17 +16,19 @@ from kafka_spark.local.spark import local_spark
 SINK = "routed-crash-test"
 
 
-def routed_options(bootstrap: str, pattern: str, lake: str, trigger: str, limit: int | None = 300) -> StreamOptions:
+def routed_options(bootstrap: str, pattern: str, lake: str, trigger: str, limit: int | None = 300,
+                   writer: str = "spark") -> StreamOptions:
     """Every topic matching `pattern` into `lake`/<topic>, at most `limit` records a micro-batch."""
     return StreamOptions(kafka={"bootstrap.servers": bootstrap}, pattern=pattern, sink_id=SINK, trigger=trigger,
-                         max_offsets_per_trigger=limit, routing=Routing(template=f"{lake}/{{topic}}"))
+                         max_offsets_per_trigger=limit, routing=Routing(template=f"{lake}/{{topic}}"), writer=writer)
 
 
 def main() -> None:
     bootstrap, pattern, lake, trigger = sys.argv[1:5]
     seconds = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0
+    writer = sys.argv[6] if len(sys.argv) > 6 else "spark"
     spark = local_spark("kafka-spark-routed-crash-test")
-    query = start_stream(spark, routed_options(bootstrap, pattern, lake, trigger))
+    query = start_stream(spark, routed_options(bootstrap, pattern, lake, trigger, writer=writer))
     print("started", flush=True)  # a crash test's kills are timed from here
     if trigger == "available-now":
         try:

@@ -90,10 +90,22 @@ def test_thirty_topics_load_then_stream_into_a_table_each(spark, kafka, producer
         strict: TableSettings(value_schema="n INT"),
     })
     kafka_conf = {"bootstrap.servers": kafka.bootstrap}
-    opts = LoadOptions(kafka=kafka_conf, pattern=f"^{prefix}-", sink_id="bronze", routing=routing)
+    # "auto": the raw tables' files come from one read (the direct writer); the three with a schema or a
+    # transform go through Spark's writer.
+    opts = LoadOptions(kafka=kafka_conf, pattern=f"^{prefix}-", sink_id="bronze", routing=routing, writer="auto")
 
+    spark.sparkContext.setJobGroup("routed-load", "the first routed load")
     first = load_tables(spark, opts)
+    jobs = spark.sparkContext.statusTracker().getJobIdsForGroup("routed-load")
+    spark.sparkContext.setJobGroup("", "")
     assert (first.status, len(first.tables), first.rows) == ("committed", 30, 91)
+    writers = {r.topic: (r.writer, r.writer_reason) for r in first.tables}
+    assert {writers[t][0] for t in topics if t not in (bad, evolving, strict)} == {"direct"}
+    assert writers[evolving] == ("spark", "a transform makes the rows in Spark SQL")
+    assert writers[strict] == ("spark", "value_schema parses values in Spark SQL")
+    # One read for the 27 direct tables, the three others' jobs (parsing, dead letters, the write): 15 here,
+    # against two or more a table (60+) were all 30 written by Spark's writer.
+    assert len(jobs) < 20, jobs
     assert first.by_table()[f"{lake}/{bad}"].dead_letters == 1
     assert set(first.lag().values()) == {0}
     lags = tables_lag(opts)
@@ -128,7 +140,7 @@ def test_thirty_topics_load_then_stream_into_a_table_each(spark, kafka, producer
     # The stream: three topics created while it runs, a payload that gains a field, the failing table
     # retried at every micro-batch, and the others never held back.
     triggers: list[MultiLoadResult] = []
-    stream = StreamOptions(kafka=kafka_conf, pattern=f"^{prefix}-", sink_id="bronze", trigger="1s",
+    stream = StreamOptions(kafka=kafka_conf, pattern=f"^{prefix}-", sink_id="bronze", trigger="1s", writer="auto",
                            routing=dataclasses.replace(routing, on_table_error="continue"),
                            checkpoint=str(tmp_path / "checkpoint"), on_trigger=lambda _, r: triggers.append(r))
     query = start_stream(spark, stream)
@@ -176,13 +188,14 @@ def test_thirty_topics_load_then_stream_into_a_table_each(spark, kafka, producer
 
 def test_sigkills_of_a_routed_stream_keep_every_table_exact(spark, kafka, producer, topic_name, tmp_path):
     """Killed right after a table's commit (the others not yet written), then at random moments, some
-    restarts without the checkpoint (KAFKA_SPARK_KILLS=10 for the long schedule); a topic appears meanwhile."""
+    restarts without the checkpoint (KAFKA_SPARK_KILLS=10 for the long schedule); a topic appears meanwhile.
+    The runs alternate between Spark's writer and the direct one, so each writer resumes the other's tables."""
     prefix = topic_name[-8:] + "-kill"
     topics = [f"{prefix}-{i}" for i in range(4)]
     create(kafka.bootstrap, topics, partitions=2)
     lake = tmp_path / "bronze"
     rng = random.Random(20261124)
-    kills = max(2, KILLS - 1)
+    kills = max(3, KILLS - 1)
     outcomes: list[tuple[str, int]] = []
     with keep_producing(producer, topics[0], 0, 20), keep_producing(producer, topics[1], 0, 7):
         for attempt in range(2 * kills):
@@ -193,8 +206,9 @@ def test_sigkills_of_a_routed_stream_keep_every_table_exact(spark, kafka, produc
             if attempt == 1:  # a topic created between two runs
                 create(kafka.bootstrap, [f"{prefix}-late"])
                 produce_numbered(producer, f"{prefix}-late", 10)
-            crash_at = "after-commit" if attempt == 0 else None
-            code, out = run_killable(ROUTING_ONCE, kafka.bootstrap, f"^{prefix}-", str(lake), "1s", "60",
+            crash_at = "after-commit" if attempt < 2 else None
+            writer = "direct" if attempt % 2 else "spark"
+            code, out = run_killable(ROUTING_ONCE, kafka.bootstrap, f"^{prefix}-", str(lake), "1s", "60", writer,
                                      crash_at=crash_at, kill_after=None if crash_at else rng.uniform(1.0, 5.0),
                                      ready="started")
             assert code in (0, -9), out
@@ -202,7 +216,8 @@ def test_sigkills_of_a_routed_stream_keep_every_table_exact(spark, kafka, produc
         produce_numbered(producer, topics[2], 5)
     assert sum(1 for _, code in outcomes if code != 0) >= kills, outcomes
     # The catch-up runs in this process: the tables alone tell it where each topic stands.
-    query = start_stream(spark, routed_options(kafka.bootstrap, f"^{prefix}-", str(lake), "available-now", None))
+    query = start_stream(spark, routed_options(kafka.bootstrap, f"^{prefix}-", str(lake), "available-now", None,
+                                               writer="direct"))
     try:
         assert query.awaitTermination(180)
     finally:

@@ -18,7 +18,6 @@ def options(**kw) -> LoadOptions:
     ({"transform": "SELECT * FROM kafka"}, "transform"),
     ({"value_schema": "n INT"}, "value_schema"),
     ({"value_schema": "n INT", "dead_letter": "/lake/dead"}, "value_schema"),
-    ({"partition_by": ["partition"]}, "partition"),
 ])
 def test_options_that_need_spark_sql_or_a_catalog_name_the_reason(kw, named):
     assert named in direct_writer_reason(None, options(**kw))
@@ -37,3 +36,43 @@ def test_the_writer_is_checked_and_spark_needs_no_table():
         choose_writer(None, options(table="lake.events", writer="direct"), None)
     auto = choose_writer(None, options(table="lake.events", writer="auto"), None)
     assert auto.writer == "spark" and "catalog" in auto.reason
+
+
+@pytest.mark.parametrize("columns", [["partition"], ["topic", "partition"], ["key"], ["timestamp"]])
+def test_a_new_table_partitioned_by_top_level_columns_is_the_direct_writers(columns):
+    assert direct_writer_reason(None, options(partition_by=columns), rows_schema(options().source)) is None
+
+
+@pytest.mark.parametrize(("kw", "columns", "named"), [
+    ({}, ["value.n"], "partition column value.n is a nested field"),
+    ({}, ["Partition"], "partition column Partition is not a column of the rows"),
+    ({"include_headers": True}, ["headers"], "partition column headers is of type array"),
+    ({}, ["topic", "topic"], "names a column twice"),
+    ({}, ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"], "every column"),
+])
+def test_partitionings_the_direct_writer_leaves_to_spark_name_the_reason(kw, columns, named):
+    opts = options(partition_by=columns, **kw)
+    assert named in direct_writer_reason(None, opts, rows_schema(opts.source))
+
+
+def test_a_timestamp_partition_needs_a_session_time_zone_known_here():
+    opts = options(partition_by=["timestamp"])
+    assert "time zone 'Mars/Base'" in direct_writer_reason(None, opts, rows_schema(opts.source), None, "Mars/Base")
+    assert direct_writer_reason(None, opts, rows_schema(opts.source), None, "America/New_York") is None
+
+
+def test_existing_partitioned_tables_and_partition_by(tmp_path):
+    from deltalake import DeltaTable, Schema
+
+    from kafka_spark.delta.direct import DirectTarget
+    from kafka_spark.delta.direct_files import with_partitioning
+
+    rows = rows_schema(options().source)
+    table = DeltaTable.create(str(tmp_path), Schema.from_json(rows), partition_by=["topic", "partition"])
+    assert direct_writer_reason(table, options(), rows) is None
+    assert direct_writer_reason(table, options(partition_by=["topic", "partition"]), rows) is None
+    assert "partition_by (partition) differs from the table's partitioning (topic, partition)" in (
+        direct_writer_reason(table, options(partition_by=["partition"]), rows))
+    target = DirectTarget(None, table, with_partitioning(rows, ["topic", "partition"]))  # type: ignore[arg-type]
+    assert target.partition_columns == ["topic", "partition"]
+    assert DirectTarget(None, None, rows).partition_columns == []  # type: ignore[arg-type]

@@ -1,22 +1,32 @@
-"""The direct writer's files: Parquet with the table's schema, Delta's statistics, bad records refused."""
+"""The direct writer's files: Parquet with the table's schema, Delta's statistics, partition directories and
+values as Spark's writer makes them, bad records refused."""
 
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import json
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from deltalake import Schema
 
 from kafka_spark.delta.direct import nullable_schema
 from kafka_spark.delta.direct_files import (
+    DEFAULT_PARTITION_NAME,
     FILE_ROWS_SCHEMA,
     FileSpec,
     Stats,
+    escape_path_name,
     leaf_columns,
+    partition_path,
+    partition_value,
+    partitioning,
     stats_columns,
+    time_zone,
+    with_partitioning,
     write_files,
 )
 from kafka_spark.records import kafka_schema
@@ -106,3 +116,150 @@ def test_nullable_schema_makes_every_level_nullable():
                         pa.field("m", pa.map_(pa.string(), pa.int64()))])
     text = nullable_schema(Schema.from_arrow(schema).to_json())
     assert '"nullable":false' not in text and '"valueContainsNull":false' not in text
+
+
+# Partitioned tables: the directory and `partitionValues` texts below are what Delta on Spark 4.4 (session time
+# zone UTC unless named) wrote for the same values.
+def test_partition_directories_escape_as_spark_does():
+    assert escape_path_name("a/b:c%d=e f") == "a%2Fb%3Ac%25d%3De f"
+    assert escape_path_name("é\x01{[]}^?*\"'#\\|<>") == "é%01%7B%5B%5D}%5E%3F%2A%22%27%23%5C|<>"
+    assert escape_path_name("\x7f\x00-._~") == "%7F\x00-._~"  # NUL is not in Spark's list
+    assert escape_path_name("plain.topic-1") == "plain.topic-1"
+    assert partition_path([("to/pic", "a=b"), ("n", None)]) == f"to%2Fpic=a%3Db/n={DEFAULT_PARTITION_NAME}/"
+
+
+@pytest.mark.parametrize(("kind", "value", "expected"), [
+    ("string", "a/b:c%d=e f", ("a/b:c%d=e f", "a/b:c%d=e f")),
+    ("string", "", (None, None)),  # Spark's writer makes an empty partition value null
+    ("string", None, (None, None)),
+    ("integer", -3, ("-3", "-3")),
+    ("long", 10**12, ("1000000000000", "1000000000000")),
+    ("boolean", False, ("false", "false")),
+    ("binary", b"\x01\x02a", ("\x01\x02a", "\x01\x02a")),
+    ("binary", b"", (None, None)),
+    ("date", dt.date(1, 1, 1), ("0001-01-01", "0001-01-01")),
+    ("decimal(10,2)", decimal.Decimal("-0.50"), ("-0.50", "-0.50")),
+    ("double", 1.5, ("1.5", "1.5")),
+    ("double", -0.0, ("-0.0", "-0.0")),
+    ("double", float("nan"), ("NaN", "NaN")),
+    ("float", 1e20, ("1.0E20", "1.0E20")),
+    ("float", 0.1, ("0.1", "0.1")),
+    ("float", float("inf"), ("Infinity", "Infinity")),
+    ("double", 1e7, ("1.0E7", "1.0E7")),
+    ("double", 1234567.25, ("1234567.25", "1234567.25")),
+    ("double", 0.001, ("0.001", "0.001")),
+    ("double", -1.25e-4, ("-1.25E-4", "-1.25E-4")),
+    ("timestamp", dt.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC),
+     ("2026-01-02 03:04:05.123456", "2026-01-02T03:04:05.123456Z")),
+    ("timestamp", dt.datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=UTC),
+     ("2026-01-02 03:04:05.12", "2026-01-02T03:04:05.120000Z")),
+    ("timestamp", dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), ("2026-01-02 03:04:05", "2026-01-02T03:04:05.000000Z")),
+    ("timestamp_ntz", dt.datetime(2026, 1, 2, 3, 4, 5, 100000), ("2026-01-02 03:04:05.1", "2026-01-02 03:04:05.1")),
+])
+def test_partition_values_are_serialised_as_delta_on_spark_records_them(kind, value, expected):
+    assert partition_value(kind, value) == expected
+
+
+def test_a_timestamp_directory_is_named_in_the_session_time_zone_and_recorded_in_utc():
+    value = dt.datetime(2026, 1, 2, 23, 30, tzinfo=UTC)
+    assert partition_value("timestamp", value, time_zone("Asia/Tokyo")) == ("2026-01-03 08:30:00",
+                                                                           "2026-01-02T23:30:00.000000Z")
+    assert partition_value("timestamp", value, time_zone("-05:30"))[0] == "2026-01-02 18:00:00"
+    assert time_zone("GMT+8") == dt.timezone(dt.timedelta(hours=8)) and time_zone("UTC") == UTC
+    assert time_zone("Nowhere/Such") is None
+
+
+def partitioned_spec(root: Path, columns: list[str], **kw) -> FileSpec:
+    schema = with_partitioning(KAFKA_JSON, columns)
+    return FileSpec(str(root), schema, stats_columns(schema, kw.pop("config", {})), **kw)
+
+
+def file_rows(batches, spec_: FileSpec) -> list[dict]:
+    return pa.Table.from_batches(list(write_files(batches, spec_)), FILE_ROWS_SCHEMA).to_pylist()
+
+
+def test_rows_go_to_their_partitions_directory_without_the_partition_columns(tmp_path):
+    topics = ["a/b", "", "a/b", None, "x"]
+    batch = kafka_batch(range(5)).set_column(2, "topic", pa.array(topics, pa.string()))
+    rows = file_rows([batch], partitioned_spec(tmp_path, ["topic"]))
+    by_directory = {r["path"].rsplit("/", 1)[0]: r for r in rows}
+    # the empty topic and the null one share the null's directory, as with Spark's writer
+    assert set(by_directory) == {"topic=a%2Fb", f"topic={DEFAULT_PARTITION_NAME}", "topic=x"}
+    assert {d: json.loads(r["partitionValues"]) for d, r in by_directory.items()} == {
+        "topic=a%2Fb": {"topic": "a/b"}, f"topic={DEFAULT_PARTITION_NAME}": {"topic": None}, "topic=x": {"topic": "x"}}
+    for directory, offsets in [("topic=a%2Fb", [0, 2]), (f"topic={DEFAULT_PARTITION_NAME}", [1, 3]),
+                               ("topic=x", [4])]:
+        row = by_directory[directory]
+        table = pq.read_table(tmp_path / row["path"])
+        assert "topic" not in table.schema.names and table.column("offset").to_pylist() == offsets
+        assert row["records"] == len(offsets) and (tmp_path / row["path"]).stat().st_size == row["size"]
+        stats = json.loads(row["stats"])
+        assert "topic" not in stats["minValues"] and "topic" not in stats["nullCount"]
+        assert (stats["minValues"]["offset"], stats["maxValues"]["offset"]) == (offsets[0], offsets[-1])
+    assert (tmp_path / "topic=a%2Fb").is_dir()
+
+
+def test_an_unpartitioned_file_has_empty_partition_values(tmp_path):
+    assert [r["partitionValues"] for r in file_rows([kafka_batch(range(3))], spec(tmp_path))] == ["{}"]
+
+
+def test_statistics_skip_partition_columns_when_counting_indexed_columns():
+    schema = with_partitioning(KAFKA_JSON, ["key", "partition"])
+    # key and partition have none; the first four others get statistics
+    assert stats_columns(schema, {"delta.dataSkippingNumIndexedCols": "4"}) == (
+        ("value",), ("topic",), ("offset",), ("timestamp",))
+    assert ("partition",) not in stats_columns(schema, {})
+    assert partitioning(schema) == (("key", "partition"), "UTC") and partitioning(KAFKA_JSON) == ((), "UTC")
+    assert Schema.from_json(schema).to_json() == Schema.from_json(KAFKA_JSON).to_json()
+
+
+def test_files_per_partition_value_stay_within_the_target_size_and_open_files_are_bounded(tmp_path, monkeypatch):
+    import kafka_spark.delta.direct_files as files
+
+    monkeypatch.setattr(files, "ROW_GROUP_BYTES", 1)  # a row group per batch
+    monkeypatch.setattr(files, "MAX_OPEN_FILES", 2)
+    two = partitioned_spec(tmp_path / "multi", ["partition"], target_file_bytes=1)
+    batches = [kafka_batch(range(i * 10, i * 10 + 10)).set_column(3, "partition", pa.array([i % 2] * 10, pa.int32()))
+               for i in range(4)]
+    rows = file_rows(batches, two)
+    # the target of one byte closes a file at its first row group: four files of ten rows, two per partition
+    assert sorted((r["path"].split("/")[0], r["records"]) for r in rows) == [("partition=0", 10)] * 2 + [
+        ("partition=1", 10)] * 2
+    # Three partition values taking turns with two files open: the least recently written one closes.
+    monkeypatch.setattr(files, "ROW_GROUP_BYTES", 64 << 20)
+    three = [kafka_batch(range(i, i + 1)).set_column(3, "partition", pa.array([p], pa.int32()))
+             for i, p in enumerate([0, 1, 2, 0])]
+    rows = file_rows(three, partitioned_spec(tmp_path / "lru", ["partition"]))
+    assert [(r["path"].split("/")[0], r["records"]) for r in rows] == [
+        ("partition=0", 1), ("partition=1", 1), ("partition=2", 1), ("partition=0", 1)]
+    offsets = sorted(o for r in rows for o in pq.read_table(tmp_path / "lru" / r["path"]).column("offset").to_pylist())
+    assert offsets == [0, 1, 2, 3]
+
+
+def test_a_bad_record_removes_the_files_of_every_partition(tmp_path):
+    good = kafka_batch(range(4)).set_column(3, "partition", pa.array([0, 1, 2, 3], pa.int32()))
+    good = good.append_column("valueError", pa.nulls(4, pa.string()))
+    bad = kafka_batch(range(4, 5)).append_column("valueError", pa.array(["bad"], pa.string()))
+    rows = file_rows([good, bad], partitioned_spec(tmp_path, ["partition"]))
+    assert len(rows) == 1 and rows[0]["badRecords"] == 1 and rows[0]["partitionValues"] is None
+    assert not list(tmp_path.rglob("*.parquet"))
+
+
+def test_every_partition_column_type_splits_rows(tmp_path):
+    schema = Schema.from_arrow(pa.schema([
+        pa.field("b", pa.bool_()), pa.field("d", pa.date32()), pa.field("m", pa.decimal128(10, 2)),
+        pa.field("f", pa.float64()), pa.field("t", pa.timestamp("us", "UTC")), pa.field("v", pa.int64())])).to_json()
+    laid = with_partitioning(nullable_schema(schema), ["b", "d", "m", "f", "t"])
+    batch = pa.RecordBatch.from_pydict({
+        "b": [True, True, None], "d": [dt.date(2026, 1, 2)] * 3,
+        "m": pa.array([decimal.Decimal("1.20")] * 2 + [None], pa.decimal128(10, 2)), "f": [0.5, 0.5, float("nan")],
+        "t": pa.array([dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)] * 3, pa.timestamp("us", "UTC")),
+        "v": [1, 2, 3]})
+    rows = file_rows([batch], FileSpec(str(tmp_path), laid, stats_columns(laid, {})))
+    assert sorted((r["path"].rsplit("/", 1)[0], r["records"]) for r in rows) == [
+        ("b=__HIVE_DEFAULT_PARTITION__/d=2026-01-02/m=__HIVE_DEFAULT_PARTITION__/f=NaN/t=2026-01-02 03%3A04%3A05", 1),
+        ("b=true/d=2026-01-02/m=1.20/f=0.5/t=2026-01-02 03%3A04%3A05", 2)]
+    values = sorted((json.loads(r["partitionValues"]) for r in rows), key=lambda v: v["f"])
+    assert values[0] == {"b": "true", "d": "2026-01-02", "m": "1.20", "f": "0.5", "t": "2026-01-02T03:04:05.000000Z"}
+    assert [json.loads(r["stats"])["minValues"] for r in rows] and all(
+        set(json.loads(r["stats"])["nullCount"]) == {"v"} for r in rows)

@@ -1,0 +1,117 @@
+"""The writers of a routed batch's tables: the direct-written ones from one read, the others through Spark's.
+
+Each table gets the writer its options ask for (`choose_writer`: `writer="spark"|"direct"|"auto"`). The
+tables the direct writer serves and whose values stay bytes have their files written by one `pykafka`
+read of all their ranges (`write_tables`), one Spark job for the batch however many tables there are;
+each is then committed on its own through delta-rs. A direct-written table whose values a registry format
+decodes writes its own ranges (one schema per read); the others go through Spark's writer (`commit_table`).
+A table whose writer could not be chosen, or whose files could not be written, fails alone, by name.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, MutableMapping
+from typing import TYPE_CHECKING, Any
+
+from kafka_spark.delta.direct import WriterChoice, choose_writer
+from kafka_spark.delta.direct_commit import DirectJob, begin_job, finish_job, write_direct, write_tables
+from kafka_spark.delta.table_commit import commit_table
+
+if TYPE_CHECKING:
+    from kafka_spark.delta.location import TableLocation
+    from kafka_spark.delta.options import KafkaSource
+    from kafka_spark.delta.plan import BatchPlan
+    from kafka_spark.delta.position import SinkCommit
+    from kafka_spark.delta.routed import RoutedTable
+    from kafka_spark.delta.sink import LoadResult
+
+log = logging.getLogger(__name__)
+
+
+class RoutedWrites:
+    """One routed batch's writers, table by table; `choices` may be kept between batches (a stream's), and
+    a table's entry is dropped once it is stale (a table created by its first commit, or a failure)."""
+
+    def __init__(self, spark: Any, source: KafkaSource,
+                 choices: MutableMapping[str, WriterChoice] | None = None) -> None:
+        self.spark, self.source = spark, source
+        self.choices: MutableMapping[str, WriterChoice] = {} if choices is None else choices
+        self._work: dict[str, tuple[BatchPlan, SinkCommit]] = {}
+        self._errors: dict[str, Exception] = {}
+        self._jobs: dict[str, tuple[str, DirectJob]] = {}
+        self._files: dict[str, list[dict[str, Any]]] = {}
+
+    def writer(self, routed: RoutedTable, location: TableLocation | None) -> WriterChoice | None:
+        """The table's writer (kept in `choices`); None when it cannot be chosen (the error is reported with
+        the table's commit)."""
+        table = routed.table
+        try:
+            choice = self.choices.get(table)
+            if choice is None:
+                choice = self.choices[table] = choose_writer(self.spark, routed.options, location)
+            return choice
+        except Exception as exc:
+            self._errors[table] = exc
+            return None
+
+    def reads_own(self, routed: RoutedTable) -> bool:
+        """Whether the table's rows are read from Kafka by its writer (direct, or decoded), not taken from
+        the batch's rows."""
+        choice = self.choices.get(routed.table)
+        return routed.decoded or (choice is not None and choice.target is not None)
+
+    def add(self, routed: RoutedTable, plan: BatchPlan, commit: SinkCommit) -> None:
+        """The table's batch (`plan`, `commit`); a direct job starts here (its pending record)."""
+        table = routed.table
+        self._work[table] = (plan, commit)
+        choice = self.choices.get(table)
+        if table in self._errors or choice is None or choice.target is None or routed.decoded:
+            return
+        try:
+            self._jobs[table] = (routed.topic, begin_job(routed.options, commit, choice.target))
+        except Exception as exc:  # reported with the table's commit
+            self._errors[table] = exc
+
+    def spark_rows(self, routed: RoutedTable) -> bool:
+        """Whether the table's rows go through Spark's writer (so a shared Spark read serves them)."""
+        choice = self.choices.get(routed.table)
+        return routed.table not in self._errors and choice is not None and choice.target is None
+
+    def write_files(self) -> None:
+        """Write the files of every direct job in one read; a failed read fails each of those tables."""
+        if not self._jobs:
+            return
+        parts = [(topic, self._work[table][0], job) for table, (topic, job) in self._jobs.items()]
+        try:
+            self._files = write_tables(self.spark, self.source, parts)
+        except Exception as exc:
+            log.error("the direct write of %d table(s) failed: %s", len(parts), exc)
+            for table in self._jobs:
+                self._errors[table] = exc
+
+    def commit(self, routed: RoutedTable, rows: Callable[[], Any], label: str, location: TableLocation | None,
+               progress: bool = True) -> LoadResult:
+        """Commit the table's batch with its writer (`rows`: the table's DataFrame, for Spark's writer)."""
+        table = routed.table
+        if table in self._errors:
+            self.choices.pop(table, None)
+            raise self._errors[table]
+        plan, commit = self._work[table]
+        choice = self.choices[table]
+        try:
+            if table in self._jobs:
+                topic, job = self._jobs[table]
+                result = finish_job(job, self._files.get(topic, []))
+            elif choice.target is not None:
+                result = write_direct(self.spark, routed.options, plan, commit, choice.target)
+            else:
+                result = commit_table(self.spark, routed, rows(), commit, label, location, progress)
+        except Exception:
+            self.choices.pop(table, None)  # chosen again, from the table as it is then
+            raise
+        if choice.target is not None and choice.target.table is None:
+            self.choices.pop(table, None)  # the commit created the table: its snapshot is read next time
+        result.table, result.topic = table, routed.topic
+        result.writer, result.writer_reason = choice.writer, choice.reason
+        return result
