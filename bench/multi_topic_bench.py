@@ -6,7 +6,10 @@
 For each topic count, fresh topics (one partition) are filled once; then, each into fresh tables:
 - `routed stream`: `start_stream` with a `Routing` over the topics' pattern, AvailableNow;
 - `separate queries`: one single-table `start_stream` per topic, all started together, AvailableNow;
-- `routed load`: `load_tables` over the same pattern (a batch load, for reference).
+- `routed load`: `load_tables` over the same pattern (a batch load, for reference);
+- `routed stream direct` / `routed load direct`: the same with `writer="direct"` (one read job writes every
+  table's files, delta-rs commits them).
+`--skip` leaves contenders out (e.g. `--skip "separate queries"` at 500 topics).
 Reported per contender: wall seconds, records/s, Spark jobs (those of the queries' job groups, or of the
 load's), and for the routed runs the per-trigger seconds and driver seconds (CPU of the driver's Python
 process) from `MultiLoadResult`. Writes bench/results/multi-topic-<stamp>.json and .md.
@@ -54,13 +57,13 @@ def jobs_of(spark, groups: list[str]) -> int:
     return sum(len(tracker.getJobIdsForGroup(g)) for g in groups)
 
 
-def routed_stream(spark, bootstrap: str, pattern: str, lake: Path) -> dict[str, Any]:
+def routed_stream(spark, bootstrap: str, pattern: str, lake: Path, writer: str = "spark") -> dict[str, Any]:
     from kafka_spark.delta import Routing, StreamOptions, start_stream
 
     triggers: list[Any] = []
     opts = StreamOptions(kafka={"bootstrap.servers": bootstrap}, pattern=pattern, sink_id="bench",
                          routing=Routing(template=f"{lake}/{{topic}}"), trigger="available-now",
-                         on_trigger=lambda _, r: triggers.append(r))
+                         on_trigger=lambda _, r: triggers.append(r), writer=writer)
     began = time.perf_counter()
     query = start_stream(spark, opts)
     query.awaitTermination()
@@ -87,14 +90,14 @@ def separate_queries(spark, bootstrap: str, topics: list[str], lake: Path) -> di
             "triggers": sum(len(q.recentProgress) for q in queries)}
 
 
-def routed_load(spark, bootstrap: str, pattern: str, lake: Path) -> dict[str, Any]:
+def routed_load(spark, bootstrap: str, pattern: str, lake: Path, writer: str = "spark") -> dict[str, Any]:
     from kafka_spark.delta import LoadOptions, Routing, load_tables
 
     group = f"bench-{uuid.uuid4().hex[:8]}"
     spark.sparkContext.setJobGroup(group, "routed load")
     began = time.perf_counter()
     result = load_tables(spark, LoadOptions(kafka={"bootstrap.servers": bootstrap}, pattern=pattern, sink_id="bench",
-                                            routing=Routing(template=f"{lake}/{{topic}}")))
+                                            routing=Routing(template=f"{lake}/{{topic}}"), writer=writer))
     seconds = time.perf_counter() - began
     spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
     return {"seconds": seconds, "rows": result.rows, "jobs": jobs_of(spark, [group]), "triggers": 1,
@@ -118,6 +121,7 @@ def main() -> None:
     parser.add_argument("--topics", default="10,100")
     parser.add_argument("--records", type=int, default=200)
     parser.add_argument("--size", type=int, default=100)
+    parser.add_argument("--skip", action="append", default=[], help="a contender to leave out (repeatable)")
     args = parser.parse_args()
     from kafka_spark.local import start_kafka
     from kafka_spark.local.spark import local_spark
@@ -140,8 +144,12 @@ def main() -> None:
                 "routed stream": lambda lake, p=pattern: routed_stream(spark, node.bootstrap, p, lake),
                 "separate queries": lambda lake, t=topics: separate_queries(spark, node.bootstrap, t, lake),
                 "routed load": lambda lake, p=pattern: routed_load(spark, node.bootstrap, p, lake),
+                "routed stream direct": lambda lake, p=pattern: routed_stream(spark, node.bootstrap, p, lake, "direct"),
+                "routed load direct": lambda lake, p=pattern: routed_load(spark, node.bootstrap, p, lake, "direct"),
             }
             for name, run in contenders.items():
+                if name in args.skip:
+                    continue
                 lake = scratch / f"{prefix}-{name.replace(' ', '-')}"
                 out = run(lake)
                 if out["rows"] != want:

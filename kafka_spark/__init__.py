@@ -49,6 +49,7 @@ _EXPORTS = {
     "OffsetsMovedBackwardsError": "kafka_spark.delta",
     "BadRecordError": "kafka_spark.delta",
     "Routing": "kafka_spark.delta",
+    "Split": "kafka_spark.delta",
     "TableSettings": "kafka_spark.delta",
     "MultiLoadResult": "kafka_spark.delta",
     "TableCommitError": "kafka_spark.delta",

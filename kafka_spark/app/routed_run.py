@@ -20,7 +20,7 @@ def table_topics(routing: Routing | None, topics: Iterable[str]) -> dict[str, st
     if routing is None:
         return {}
     try:
-        return {table: topic for topic, table in routing.tables_for(topics).items()}
+        return {r.table: r.topic for r in routing.routes_for(topics)}
     except ConfigError:
         return {}
 

@@ -3,7 +3,8 @@
 `table-template` (with `{topic}`) or a `[tables]` map (topic -> table) replaces `table`; the top-level
 settings are every table's defaults, and a `[topics.NAME]` section of the config file overrides some of
 them for one topic. `on-table-error` says what a failing table does: `fail-fast` stops the run, naming
-it; `continue` reports it and goes on with the others. They become a `Routing` of `TableSettings`.
+it; `continue` reports it and goes on with the others. A `[topics.NAME.split]` table (`by`, `tables`,
+`default`) splits the topic into several tables. They become a `Routing` of `TableSettings` and `Split`s.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_spark.app.payloads import BINARY_FORMATS, decoding_options, parse_evolution, parse_format, registry_options
 from kafka_spark.app.values import Parser, parse_bool, parse_names, parse_text
 from kafka_spark.delta.dead_letter import require_schema
-from kafka_spark.delta.routing import ON_TABLE_ERROR, PLACEHOLDER, Routing, TableSettings
+from kafka_spark.delta.routing import ON_TABLE_ERROR, PLACEHOLDER, Routing, Split, TableSettings
 from kafka_spark.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 TABLES_TABLE = "tables"
 TOPICS_TABLE = "topics"
+SPLIT_TABLE = "split"
+SPLIT_KEYS = ("by", "tables", "default")
 # A topic's section key -> (TableSettings-like attribute, parser). The names are the top-level keys'.
 TOPIC_KEYS: dict[str, tuple[str, Parser]] = {
     "transform": ("transform", parse_text),
@@ -78,6 +81,9 @@ def read_topic_sections(value: dict[str, Any], where: str) -> dict[str, dict[str
         for key, item in section.items():
             norm = str(key).replace("_", "-")
             name = f"{where}: {TOPICS_TABLE}.{topic}.{key}"
+            if norm == SPLIT_TABLE:
+                settings["split"] = read_split(item, name)
+                continue
             if norm not in TOPIC_KEYS:
                 close = difflib.get_close_matches(norm, list(TOPIC_KEYS), n=1, cutoff=0.6)
                 hint = f"; did you mean {close[0]!r}?" if close else f"; a topic's keys: {', '.join(TOPIC_KEYS)}"
@@ -88,9 +94,33 @@ def read_topic_sections(value: dict[str, Any], where: str) -> dict[str, dict[str
     return sections
 
 
+def read_split(value: Any, name: str) -> Split:
+    """A `[topics.NAME.split]` table: `by` (a SQL expression or header:NAME), `tables` (value -> table) and
+    an optional `default` table."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name}: must be a table with {', '.join(SPLIT_KEYS)}")
+    unknown = sorted(set(value) - set(SPLIT_KEYS))
+    if unknown:
+        raise ConfigError(f"{name}.{unknown[0]}: unknown key; a split's keys: {', '.join(SPLIT_KEYS)}")
+    if "by" not in value or "tables" not in value:
+        raise ConfigError(f"{name}: give `by` (a SQL expression over the topic's rows, or header:NAME) and "
+                          "`tables` (each value's table)")
+    tables = value["tables"]
+    if not isinstance(tables, dict):
+        raise ConfigError(f"{name}.tables: must be a table of value = \"table\" entries")
+    try:
+        return Split(by=parse_text(value["by"], f"{name}.by"),
+                     tables={str(v): template_location(parse_text(t, f"{name}.tables.{v}")) for v, t in tables.items()},
+                     default=template_location(parse_text(value["default"], f"{name}.default"))
+                     if "default" in value else None)
+    except ConfigError as exc:
+        raise ConfigError(f"{name}: {exc}") from None
+
+
 def routed(config: AppConfig) -> bool:
-    """Whether the run loads many tables: a table template or a map of topics to tables."""
-    return bool(config.table_template or config.tables)
+    """Whether the run loads many tables: a table template, a map of topics to tables, or a split topic."""
+    return bool(config.table_template or config.tables
+                or any("split" in s for s in config.topic_settings.values()))
 
 
 def routed_topics(config: AppConfig) -> list[str]:
@@ -165,14 +195,15 @@ def build_routing(config: AppConfig, transform_of: Any) -> Routing:
     `TableSettings` (`transform_of` resolves a transform before Spark starts)."""
     overrides = {topic: topic_table_settings(config, settings, transform_of)
                  for topic, settings in config.topic_settings.items()}
+    splits = {topic: settings["split"] for topic, settings in config.topic_settings.items() if "split" in settings}
     return Routing(template=template_location(config.table_template) if config.table_template else None,
                    tables={t: template_location(table) for t, table in config.tables.items()},
-                   overrides=overrides, on_table_error=config.on_table_error or "fail-fast")
+                   overrides=overrides, on_table_error=config.on_table_error or "fail-fast", splits=splits)
 
 
 def topic_table_settings(config: AppConfig, settings: Mapping[str, Any], transform_of: Any) -> TableSettings:
     """One topic's overrides; its decoding options are the defaults' with the topic's over them."""
-    fields: dict[str, Any] = {k: v for k, v in settings.items() if k not in _FORMAT_OPTIONS}
+    fields: dict[str, Any] = {k: v for k, v in settings.items() if k not in _FORMAT_OPTIONS and k != "split"}
     if "transform" in fields:
         fields["transform"] = transform_of(fields["transform"])
     if "dead_letter" in fields:

@@ -13,7 +13,7 @@ from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
 from kafka_spark.delta.options import LoadOptions, StreamOptions
 from kafka_spark.delta.position import SinkCommit, committed_position, committed_positions
 from kafka_spark.delta.routed_lag import tables_lag
-from kafka_spark.delta.routing import Routing, TableSettings
+from kafka_spark.delta.routing import Routing, Split, TableSettings
 from kafka_spark.delta.sink import LoadResult, load
 from kafka_spark.delta.stream import CheckpointMismatchError, start_stream, trigger_kwargs
 
@@ -29,6 +29,7 @@ __all__ = [
     "Routing",
     "SinkCommit",
     "SinkError",
+    "Split",
     "StreamOptions",
     "TableCommitError",
     "TableSettings",

@@ -40,3 +40,14 @@ class BadRecordError(SinkError):
         self.offset = offset
         self.reason = reason
         self.count = count
+
+
+class UnroutedRecordError(SinkError):
+    """A split topic's record whose split value names no table, and the split has no default table."""
+
+    def __init__(self, message: str, topic: str, partition: int, offset: int, value: str | None) -> None:
+        super().__init__(message)
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.value = value

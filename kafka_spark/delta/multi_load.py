@@ -30,7 +30,7 @@ from kafka_spark.delta.options import LoadOptions
 from kafka_spark.delta.plan import BatchPlan, checked_start, first_starts
 from kafka_spark.delta.position import SinkCommit, now_ms, sink_positions
 from kafka_spark.delta.progress import Progress
-from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selection
+from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selected_rows, selection
 from kafka_spark.delta.routed_writes import RoutedWrites
 from kafka_spark.delta.sink import LoadResult, read_plan
 from kafka_spark.delta.table_commit import Mirrors, check_table, failed_result, run_commits
@@ -65,7 +65,7 @@ def load_tables(spark, options: LoadOptions) -> MultiLoadResult:
         if not tps:
             raise ConfigError(f"no topic matches {pattern!r}" if pattern else "no topics to load")
         topics = sorted({tp.topic for tp in tps})
-        runs = [TableRun(r) for r in sorted(routed_tables(options, topics).values(), key=lambda r: r.table)]
+        runs = [TableRun(r) for r in routed_tables(options, topics)]
         for run in runs:
             check_table(spark, run.routed)
         ready = _prepare(spark, runs, result, routing.continues)
@@ -239,10 +239,11 @@ def _shared_read(spark, options: LoadOptions, runs: list[TableRun]):
 
 
 def _rows(spark, run: TableRun, frame):
-    """The table's rows: its topic's part of the shared read, or a read of its own ranges."""
+    """The table's rows: its topic's part of the shared read, or a read of its own ranges (a split table's
+    share of them)."""
     assert run.plan is not None
     if frame is not None:
         from pyspark.sql import functions as F
 
-        return frame.where(F.col("topic") == run.routed.topic)
-    return read_plan(spark, run.routed.options.source, run.plan)
+        return selected_rows(frame.where(F.col("topic") == run.routed.topic), run.routed)
+    return selected_rows(read_plan(spark, run.routed.options.source, run.plan), run.routed)

@@ -45,7 +45,7 @@ from kafka_spark.delta.offset_log import batch_end_offsets, read_text
 from kafka_spark.delta.options import StreamOptions
 from kafka_spark.delta.plan import BatchPlan, first_starts
 from kafka_spark.delta.position import SinkCommit, committed_position, now_ms
-from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selection
+from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selected_rows, selection
 from kafka_spark.delta.routed_writes import RoutedWrites
 from kafka_spark.delta.sink import LoadResult, read_plan
 from kafka_spark.delta.table_commit import Mirrors, check_table, failed_result, run_commits
@@ -130,7 +130,7 @@ class RoutedBatchWriter:
     def __init__(self, spark, options: StreamOptions) -> None:
         self.spark, self.options = spark, options
         self.routing = routing_of(options)
-        self.routed: dict[str, RoutedTable] = {}
+        self.routed: dict[str, list[RoutedTable]] = {}  # by topic: its table, or a split topic's tables
         self.positions: dict[str, SinkCommit | None] = {}  # by table; absent: read it from the table
         self.locations: dict[str, TableLocation | None] = {}
         # The first offset of a partition whose table has not committed it yet (EARLIEST: its beginning).
@@ -145,10 +145,12 @@ class RoutedBatchWriter:
         """Route topics new to the writer (checking the new tables' options); a shared table is refused."""
         if topics <= set(self.routed):
             return
-        routed = routed_tables(self.options, set(self.routed) | topics)
-        for topic in sorted(topics - set(self.routed)):
-            check_table(self.spark, routed[topic])
-            self.routed[topic] = routed[topic]
+        new: dict[str, list[RoutedTable]] = {}
+        for routed in routed_tables(self.options, set(self.routed) | topics):
+            if routed.topic not in self.routed:
+                check_table(self.spark, routed)
+                new.setdefault(routed.topic, []).append(routed)
+        self.routed.update(new)
 
     def starting_offsets(self, cluster: Cluster, tps: list[TopicPartition]) -> dict[TopicPartition, int]:
         """Where the query places every selected partition when its checkpoint is new: the tables' positions
@@ -156,11 +158,12 @@ class RoutedBatchWriter:
         starts: dict[TopicPartition, int] = {}
         fresh: list[TopicPartition] = []
         for tp in tps:
-            previous = self._position(self.routed[tp.topic])
-            if previous is None:
+            # A split topic starts where its furthest-behind table is; the others skip what they hold.
+            previous = [self._position(routed) for routed in self.routed[tp.topic]]
+            if any(p is None for p in previous):
                 fresh.append(tp)
             else:
-                starts[tp] = previous.offsets.get(tp, EARLIEST)
+                starts[tp] = min(p.offsets.get(tp, EARLIEST) for p in previous if p is not None)
         opts = self.options
         if fresh:
             starts.update(first_starts(cluster, opts.starting, fresh, opts.start_zookeeper_group,
@@ -225,8 +228,8 @@ class RoutedBatchWriter:
         for tp in end:
             by_topic.setdefault(tp.topic, []).append(tp)
         work = []
-        for topic in sorted(by_topic, key=lambda t: self.routed[t].table):
-            routed = self.routed[topic]
+        for routed in sorted((r for topic in by_topic for r in self.routed[topic]), key=lambda r: r.table):
+            topic = routed.topic
             try:
                 known = routed.table in self.positions
                 previous = self._position(routed)
@@ -342,7 +345,7 @@ class RoutedBatchWriter:
         source = routed.options.source
         moving = item.moving()
         if routed.decoded:
-            return read_plan(self.spark, source, self._own_plan(item))
+            return selected_rows(read_plan(self.spark, source, self._own_plan(item)), routed)
         starts = {tp: start[tp] for tp in moving if start is not None and tp in start}
         begins = {tp: b for tp in moving for b in (item.begin[tp],) if b is not None}
         gap = {tp: b for tp, b in begins.items() if tp in starts and b < starts[tp]}
@@ -362,7 +365,7 @@ class RoutedBatchWriter:
                         ", ".join(f"{tp} {b}..{starts[tp]}" for tp, b in sorted(gap.items())[:5]))
             plan = BatchPlan(0, start=dict(gap), end={tp: min(starts[tp], item.end[tp]) for tp in gap})
             rows = rows.unionByName(read_plan(self.spark, dataclasses.replace(source, decoding={}), plan))
-        return rows
+        return selected_rows(rows, routed)
 
     def _failed(self, routed: RoutedTable, exc: Exception, result: MultiLoadResult, stops: bool = True) -> None:
         """Report the table; its position is read again from the table next time; fail-fast stops the query

@@ -11,18 +11,28 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from kafka_spark.delta.errors import UnroutedRecordError
 from kafka_spark.delta.options import LoadOptions
-from kafka_spark.delta.routing import PLACEHOLDER, Routing, expand, refuse_shared
+from kafka_spark.delta.routing import (
+    DEFAULT_SPLIT,
+    PLACEHOLDER,
+    SPLIT_PLACEHOLDER,
+    Route,
+    Routing,
+    expand,
+    refuse_shared,
+)
 from kafka_spark.errors import ConfigError
 
 
 @dataclass(frozen=True)
 class RoutedTable:
-    """One topic's table and its single-table options."""
+    """One topic's table and its single-table options; `route` says which of the topic's records it takes."""
 
     topic: str
     table: str
     options: LoadOptions
+    route: Route | None = None
 
     @property
     def decoded(self) -> bool:
@@ -47,19 +57,21 @@ def selection(options: LoadOptions) -> tuple[list[str], str | None]:
     return topics, None
 
 
-def routed_tables(options: LoadOptions, topics: Iterable[str]) -> dict[str, RoutedTable]:
-    """Every topic's table, keyed by topic; ConfigError when two topics share a table or a dead-letter table."""
+def routed_tables(options: LoadOptions, topics: Iterable[str]) -> list[RoutedTable]:
+    """Every table of the topics (several for a split topic), by table; ConfigError when two topics share a
+    table or a dead-letter table."""
     routing = routing_of(options)
-    tables = routing.tables_for(topics)
-    routed = {topic: RoutedTable(topic, table, table_options(options, routing, topic, table))
-              for topic, table in tables.items()}
-    dead = {t: r.options.dead_letter for t, r in routed.items() if r.options.dead_letter}
-    refuse_shared({t: d for t, d in dead.items() if d}, "dead-letter table")
-    return routed
+    routed = [RoutedTable(r.topic, r.table, table_options(options, routing, r.topic, r.table, r), r)
+              for r in routing.routes_for(topics)]
+    refuse_shared({r.route.label: r.options.dead_letter for r in routed if r.route and r.options.dead_letter},
+                  "dead-letter table")
+    return sorted(routed, key=lambda r: r.table)
 
 
-def table_options(options: LoadOptions, routing: Routing, topic: str, table: str) -> LoadOptions:
-    """The single-table options of `topic`'s table: the defaults, the topic's overrides, `{topic}` filled in."""
+def table_options(options: LoadOptions, routing: Routing, topic: str, table: str,
+                  route: Route | None = None) -> LoadOptions:
+    """The single-table options of `topic`'s table: the defaults, the topic's overrides, `{topic}` (and a
+    split table's `{split}`) filled in."""
     settings = routing.settings_for(topic)
     given = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)
              if getattr(settings, f.name) is not None}
@@ -67,7 +79,9 @@ def table_options(options: LoadOptions, routing: Routing, topic: str, table: str
     for name in ("dead_letter", "publish_group"):
         value = merged.get(name, getattr(options, name))
         if isinstance(value, str) and PLACEHOLDER in value:
-            merged[name] = expand(value, topic)
+            value = merged[name] = expand(value, topic)
+        if isinstance(value, str) and SPLIT_PLACEHOLDER in value:
+            merged[name] = value.replace(SPLIT_PLACEHOLDER, split_name(route))
     if "format_options" in merged:
         merged["format_options"] = dict(merged["format_options"])
     if "partition_by" in merged:
@@ -75,3 +89,35 @@ def table_options(options: LoadOptions, routing: Routing, topic: str, table: str
     # A table's options are a LoadOptions whatever they came from: the stream's own settings stay with the query.
     base = {f.name: getattr(options, f.name) for f in dataclasses.fields(LoadOptions)}
     return LoadOptions(**{**base, **merged, "table": table, "routing": None, "topics": [topic], "pattern": None})
+
+
+def split_name(route: Route | None) -> str:
+    """What `{split}` stands for in a table's settings: the split value, `default` for a split's default
+    table, nothing for a topic that is not split."""
+    if route is None or route.split is None:
+        return ""
+    return DEFAULT_SPLIT if route.value is None else route.value
+
+
+def selected_rows(df, routed: RoutedTable):
+    """The rows of `df` (the topic's) that go to the routed table: all, or those its split value selects.
+    UnroutedRecordError names the first record no table of a split without a default takes."""
+    route = routed.route
+    if route is None or route.split is None:
+        return df
+    from pyspark.sql import functions as F
+
+    split = route.split
+    if split.default is None:
+        stray = (df.where(F.expr(split.selects_sql(None)))
+                 .select("partition", "offset", F.expr(split.value_sql()).alias("value"))
+                 .orderBy("partition", "offset").limit(1).collect())
+        if stray:
+            first = stray[0]
+            raise UnroutedRecordError(
+                f"topic {route.topic!r} [{first['partition']}] offset {first['offset']}: split value "
+                f"{first['value']!r} ({split.by}) names none of the tables ({', '.join(sorted(split.tables))}) and "
+                f"the split has no default table; nothing of this batch was committed to table {routed.table}. "
+                "Add the value to the split's tables or give a default table.",
+                route.topic, first["partition"], first["offset"], first["value"])
+    return df.where(F.expr(split.selects_sql(route.value)))

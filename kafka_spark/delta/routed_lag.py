@@ -21,7 +21,7 @@ def tables_lag(options: LoadOptions, conf: Any = None) -> dict[str, SinkLag | No
         tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
         routed = routed_tables(options, {tp.topic for tp in tps})
         lags: dict[str, SinkLag | None] = {}
-        for table in sorted(routed.values(), key=lambda r: r.table):
+        for table in routed:
             commit = committed_position(table.table, table.options.sink_id, conf)
             lags[table.table] = sink_lag(cluster, commit) if commit is not None else None
         return lags

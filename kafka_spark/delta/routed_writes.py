@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_spark.delta.direct import WriterChoice, choose_writer
 from kafka_spark.delta.direct_commit import DirectJob, begin_job, finish_job, write_direct, write_tables
 from kafka_spark.delta.table_commit import commit_table
+from kafka_spark.errors import ConfigError
 
 if TYPE_CHECKING:
     from kafka_spark.delta.location import TableLocation
@@ -49,7 +50,8 @@ class RoutedWrites:
         try:
             choice = self.choices.get(table)
             if choice is None:
-                choice = self.choices[table] = choose_writer(self.spark, routed.options, location)
+                choice = self.choices[table] = _split_choice(routed) or choose_writer(self.spark, routed.options,
+                                                                                     location)
             return choice
         except Exception as exc:
             self._errors[table] = exc
@@ -115,3 +117,13 @@ class RoutedWrites:
         result.table, result.topic = table, routed.topic
         result.writer, result.writer_reason = choice.writer, choice.reason
         return result
+
+
+def _split_choice(routed: RoutedTable) -> WriterChoice | None:
+    """Spark's writer for a split table (its rows are selected in Spark SQL); None for any other table."""
+    if routed.route is None or routed.route.split is None:
+        return None
+    reason = "a split table's rows are selected in Spark SQL"
+    if (routed.options.writer or "").strip().lower() == "direct":
+        raise ConfigError(f"writer 'direct' cannot write to {routed.table}: {reason}; use writer 'spark' or 'auto'")
+    return WriterChoice("spark", reason=reason if routed.options.writer != "spark" else None)

@@ -7,6 +7,14 @@ template that is a catalog name (`bronze.{topic}`) maps every character a table 
 outside `[A-Za-z0-9_]`) to `_`, and backquotes an identifier that then starts with a digit; two topics
 whose names map to the same table (compared without case, as catalogs do) are refused, naming both.
 
+A `Split` sends one topic's records to several tables by a value of each record: a SQL expression over
+the topic's rows as they are read (Spark's Kafka columns; `value` decoded for a registry format), or
+`header:NAME`, the record's last `NAME` header as UTF-8 text. Each value names its table; records whose
+value is null or names no table go to `default`, or, without one, fail their tables' commits, naming the
+record (nothing is dropped unasked). Each of those tables is a table of its own, with its own position.
+`{split}` in a dead-letter table or publish group is replaced by the split value (`default` for the default
+table; nothing for a topic that is not split).
+
 The per-table settings default to the options' own (`transform`, `partition_by`, `value_schema`,
 `value_format` + `format_options`, `dead_letter`, `publish_group`, `merge_schema`); `overrides` replaces
 any of them for one topic. `dead_letter` and `publish_group` may hold `{topic}` too; a dead-letter table
@@ -27,6 +35,9 @@ Transform = Callable[[Any], Any]  # DataFrame -> DataFrame
 
 ON_TABLE_ERROR = ("fail-fast", "continue")
 PLACEHOLDER = "{topic}"
+SPLIT_PLACEHOLDER = "{split}"
+HEADER_PREFIX = "header:"
+DEFAULT_SPLIT = "default"
 _NOT_IN_NAMES = re.compile(r"[^A-Za-z0-9_]")
 
 
@@ -45,6 +56,65 @@ class TableSettings:
 
 
 @dataclass(frozen=True)
+class Split:
+    """One topic's records into several tables by a value of each record (see the module docstring)."""
+
+    by: str
+    tables: Mapping[str, str]
+    default: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.by.strip() or (self.header is not None and not self.header):
+            raise ConfigError(f"split by {self.by!r}: give a SQL expression over the topic's rows or header:NAME")
+        if not self.tables:
+            raise ConfigError(f"split by {self.by!r}: give the table of each value")
+
+    @property
+    def header(self) -> str | None:
+        """The header whose value splits, when `by` names one."""
+        text = self.by.strip()
+        return text[len(HEADER_PREFIX):].strip() if text.lower().startswith(HEADER_PREFIX) else None
+
+    def value_sql(self) -> str:
+        """The SQL expression of a record's split value, as text."""
+        header = self.header
+        if header is not None:
+            # A header may repeat: the last one counts, as Kafka's lastHeader() reads it.
+            return (f"CAST(try_element_at(filter(headers, h -> h.key = {sql_text(header)}), -1).value AS STRING)")
+        return f"CAST(({self.by}) AS STRING)"
+
+    def selects_sql(self, value: str | None) -> str:
+        """The SQL condition of the records that go to `value`'s table (None: the default table's)."""
+        if value is not None:
+            return f"({self.value_sql()}) <=> {sql_text(value)}"
+        return f"NOT coalesce(({self.value_sql()}) IN ({', '.join(sql_text(v) for v in sorted(self.tables))}), false)"
+
+
+def sql_text(text: str) -> str:
+    """`text` as a SQL string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@dataclass(frozen=True)
+class Route:
+    """A table of a topic: all its records, or those a split value selects (`split`, `value`; value None: the
+    split's default table)."""
+
+    topic: str
+    table: str
+    split: Split | None = None
+    value: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The topic, and the split value when there is one."""
+        if self.split is None:
+            return repr(self.topic)
+        return f"{self.topic!r} ({self.split.by} = {self.value!r})" if self.value is not None else \
+            f"{self.topic!r} ({self.split.by}: {DEFAULT_SPLIT})"
+
+
+@dataclass(frozen=True)
 class Routing:
     """Which table each topic goes to, per-topic setting overrides, and what a failing table does.
 
@@ -58,9 +128,10 @@ class Routing:
     tables: Mapping[str, str] = field(default_factory=dict)
     overrides: Mapping[str, TableSettings] = field(default_factory=dict)
     on_table_error: str = "fail-fast"
+    splits: Mapping[str, Split] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.template is None and not self.tables:
+        if self.template is None and not self.tables and not self.splits:
             raise ConfigError("routing needs a table template with {topic} (such as /lake/bronze/{topic} or "
                               "bronze.{topic}) or a map of topics to tables")
         if self.template is not None and PLACEHOLDER not in self.template:
@@ -84,10 +155,26 @@ class Routing:
         return expand(self.template, topic)
 
     def tables_for(self, topics: Iterable[str]) -> dict[str, str]:
-        """The table of every topic; ConfigError naming both topics when two share a table."""
+        """The table of every topic (not split); ConfigError naming both topics when two share a table."""
         routed = {topic: self.table_for(topic) for topic in sorted(set(topics))}
-        refuse_shared(routed, "table")
+        refuse_shared({repr(t): table for t, table in routed.items()}, "table")
         return routed
+
+    def routes_for(self, topics: Iterable[str]) -> list[Route]:
+        """Every table of the topics: one per topic, several for a split topic; ConfigError naming both when
+        two share a table."""
+        routes: list[Route] = []
+        for topic in sorted(set(topics)):
+            split = self.splits.get(topic)
+            if split is None:
+                routes.append(Route(topic, self.table_for(topic)))
+                continue
+            routes.extend(Route(topic, expand(table, topic), split, value)
+                          for value, table in sorted(split.tables.items()))
+            if split.default is not None:
+                routes.append(Route(topic, expand(split.default, topic), split))
+        refuse_shared({r.label: r.table for r in routes}, "table")
+        return routes
 
     def settings_for(self, topic: str) -> TableSettings:
         """The overrides of `topic` (all None when it has none)."""
@@ -112,11 +199,11 @@ def table_key(table: str) -> str:
 
 
 def refuse_shared(routed: Mapping[str, str], what: str) -> None:
-    """ConfigError when two topics map to one `what` (a table, a dead-letter table)."""
+    """ConfigError when two topics (keys: `Route.label`s) map to one `what` (a table, a dead-letter table)."""
     seen: dict[str, str] = {}
-    for topic, table in sorted(routed.items()):
+    for label, table in sorted(routed.items()):
         key = table_key(table)
         if key in seen:
-            raise ConfigError(f"topics {seen[key]!r} and {topic!r} both go to the {what} {table}: give one of "
-                              "them its own table in the tables map")
-        seen[key] = topic
+            raise ConfigError(f"topics {seen[key]} and {label} both go to the {what} {table}: give one of "
+                              "them its own table")
+        seen[key] = label

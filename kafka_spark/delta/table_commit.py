@@ -108,7 +108,9 @@ class Mirrors:
     def add(self, publishing: Publishing, offsets: Mapping[TopicPartition, int]) -> None:
         if publishing.group or publishing.zookeeper_group:
             self._kafka = publishing.kafka
-            self._offsets.setdefault((publishing.group, publishing.zookeeper_group), {}).update(offsets)
+            known = self._offsets.setdefault((publishing.group, publishing.zookeeper_group), {})
+            # A split topic's tables share its group: the group is where the furthest-behind one is.
+            known.update({tp: min(off, known.get(tp, off)) for tp, off in offsets.items()})
 
     def publish(self, cluster: Cluster | None = None) -> None:
         """One OffsetCommit per group (and one ZooKeeper write per group); a failure fails the run."""

@@ -15,7 +15,8 @@ PUBLIC = [
     "ConfigError", "CorruptRecordError", "DataLossError", "DecodeError", "KafkaClient", "KafkaConnectionError",
     "KafkaDataSource", "KafkaLogDataSource", "KafkaSparkError", "LoadOptions", "LoadResult", "MultiLoadResult",
     "OffsetRange", "OffsetsMovedBackwardsError",
-    "Producer", "Routing", "StreamOptions", "TableCommitError", "TableSettings", "TopicPartition", "__version__",
+    "Producer", "Routing", "Split", "StreamOptions", "TableCommitError", "TableSettings", "TopicPartition",
+    "__version__",
     "committed_position", "committed_positions",
     "decode_to_arrow", "kafka_schema", "load", "load_tables", "offsets_behind_latest", "register", "start_stream",
 ]

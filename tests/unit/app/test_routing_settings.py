@@ -43,7 +43,8 @@ def test_the_bronze_example_config_is_valid_for_both_jobs():
     assert options.table is None and options.routing is not None
     assert (options.pattern, options.sink_id, options.routing.on_table_error) == ("^shop\\.", "bronze", "continue")
     assert options.checkpoint_location == "/lake/bronze/_kafka_spark/checkpoints/bronze"
-    tables = routed_tables(options, ["shop.orders", "shop.clicks", "shop.legacy-orders", "shop.returns"])
+    selected = ["shop.orders", "shop.clicks", "shop.legacy-orders", "shop.returns"]
+    tables = {r.topic: r for r in routed_tables(options, selected)}
     orders, clicks = tables["shop.orders"].options, tables["shop.clicks"].options
     assert (orders.table, tuple(orders.partition_by), orders.dead_letter, orders.publish_group) == (
         "/lake/bronze/shop.orders", ("currency",), "/lake/bronze/_dead_letters/shop.orders", "bronze-shop.orders")
@@ -51,6 +52,11 @@ def test_the_bronze_example_config_is_valid_for_both_jobs():
     assert clicks.merge_schema and "raw" in str(clicks.transform) and clicks.value_schema.startswith("id STRING")
     assert tables["shop.legacy-orders"].table == "/lake/bronze/orders_v1"
     assert tables["shop.returns"].options.transform == options.transform
+    events = [(r.table, r.route.value, r.options.dead_letter) for r in routed_tables(options, ["shop.events"])]
+    assert events == [("/lake/bronze/events_click", "click", "/lake/bronze/_dead_letters/shop.events-click"),
+                      ("/lake/bronze/events_other", None, "/lake/bronze/_dead_letters/shop.events-default"),
+                      ("/lake/bronze/events_view", "view", "/lake/bronze/_dead_letters/shop.events-view")]
+    assert options.routing.splits["shop.events"].header == "event-type" and options.include_headers
 
 
 def test_file_then_flags_build_the_routing(tmp_path: Path):
@@ -61,7 +67,7 @@ def test_file_then_flags_build_the_routing(tmp_path: Path):
     validate(config)
     options = options_of(config)
     assert list(options.topics) == ["a.b", "c-d"]  # the sections' and [tables]' topics, with no list given
-    tables = routed_tables(options, options.topics)
+    tables = {r.topic: r for r in routed_tables(options, options.topics)}
     assert tables["a.b"].table == str(tmp_path.cwd() / "data" / "special")
     assert tables["a.b"].options.publish_group == "g-a.b"
     assert tables["c-d"].table == "lake.bronze.c_d" and tuple(tables["c-d"].options.partition_by) == ("x", "y")
@@ -81,7 +87,7 @@ def test_a_topic_decoding_with_a_registry_format_of_its_own(tmp_path: Path):
                            'value-subject = "shared-value"\n')
     config, _ = load.read_config(["--config", conf])
     validate(config)
-    tables = routed_tables(options_of(config), ["tavro", "traw"])
+    tables = {r.topic: r for r in routed_tables(options_of(config), ["tavro", "traw"])}
     assert tables["tavro"].options.decoding == {"valueFormat": "avro", "valueSubject": "shared-value",
                                                  "schema.registry.url": "http://registry:8081"}
     assert tables["traw"].options.decoding == {}
@@ -107,6 +113,9 @@ def test_a_topic_decoding_with_a_registry_format_of_its_own(tmp_path: Path):
     ('table = "/t"\ntopics = ["a"]\non-table-error = "continue"', [], "on-table-error: only with table-template"),
     ('table = "/t"\npattern = "a"\n[topics.a]\nmerge-schema = true', [], r"\[topics\.a\]: per-topic settings only"),
     ('[tables]\na = "/t/a"', ["--bootstrap-server", ""], "need a broker"),
+    ('pattern = "^a"\n[topics.a.split]\nby = "key"', [], r"topics\.a\.split: give `by` .* and `tables`"),
+    ('pattern = "^a"\n[topics.a.split]\nby = "key"\ntables = { x = "/t" }\nelse = "/u"', [],
+     r"topics\.a\.split\.else: unknown key; a split's keys: by, tables, default"),
 ])
 def test_routing_settings_are_refused_in_one_line_naming_the_setting(tmp_path: Path, text: str, flags: list[str],
                                                                       error: str):

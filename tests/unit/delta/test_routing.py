@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_spark.delta import LoadOptions, Routing, StreamOptions, TableSettings
+from kafka_spark.delta import LoadOptions, Routing, Split, StreamOptions, TableSettings
 from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.delta.routed import routed_tables, selection
 from kafka_spark.errors import ConfigError
@@ -62,7 +62,7 @@ def test_each_table_gets_the_defaults_with_the_topic_s_overrides():
     })
     options = LoadOptions(kafka=KAFKA, topics=["a", "b"], sink_id="s", routing=routing, transform="SELECT 1",
                           dead_letter="/dead/{topic}", publish_group="g-{topic}", value_schema="x STRING")
-    tables = routed_tables(options, ["a", "b"])
+    tables = {r.topic: r for r in routed_tables(options, ["a", "b"])}
     a, b = tables["a"].options, tables["b"].options
     assert (a.table, a.topics, a.pattern, a.routing, a.sink_id) == ("/lake/a", ["a"], None, None, "s")
     assert (a.transform, a.value_schema, a.dead_letter, a.publish_group) == ("SELECT 1", "x STRING", "/dead/a", "g-a")
@@ -122,3 +122,41 @@ def test_a_batchs_commits_run_side_by_side_and_report_in_order():
     assert [o if isinstance(o, int) else str(o) for o in outcomes] == [0, 1, 2, "table 3", 4, 5, 6, "table 7",
                                                                         8, 9, 10, 11]
     assert run_commits(spark, []) == [] and run_commits(spark, [lambda: 1]) == [1]
+
+
+def test_a_split_topic_goes_to_a_table_per_value_and_a_default():
+    split = Split(by="header:event-type", tables={"click": "/lake/clicks", "view": "/lake/{topic}-views"},
+                  default="/lake/{topic}-other")
+    routing = Routing(template="/lake/{topic}", splits={"events": split})
+    options = LoadOptions(kafka=KAFKA, topics=["events", "plain"], routing=routing, sink_id="s",
+                          value_schema="n INT", dead_letter="/dead/{topic}-{split}")
+    tables = routed_tables(options, ["events", "plain"])
+    assert [(r.topic, r.table, r.route.value) for r in tables] == [
+        ("events", "/lake/clicks", "click"), ("events", "/lake/events-other", None),
+        ("events", "/lake/events-views", "view"), ("plain", "/lake/plain", None)]
+    assert [r.options.dead_letter for r in tables] == ["/dead/events-click", "/dead/events-default",
+                                                       "/dead/events-view", "/dead/plain-"]
+    assert all(r.options.topics == [r.topic] for r in tables)
+    assert split.header == "event-type"
+    assert split.value_sql() == ("CAST(try_element_at(filter(headers, h -> h.key = 'event-type'), -1).value "
+                                 "AS STRING)")
+    assert split.selects_sql("click") == f"({split.value_sql()}) <=> 'click'"
+    assert split.selects_sql(None) == f"NOT coalesce(({split.value_sql()}) IN ('click', 'view'), false)"
+    by_value = Split(by="get_json_object(CAST(value AS STRING), '$.type')", tables={"it's": "/t"})
+    assert by_value.header is None
+    assert by_value.selects_sql("it's") == ("(CAST((get_json_object(CAST(value AS STRING), '$.type')) AS STRING)) "
+                                            "<=> 'it\\'s'")
+
+
+def test_split_tables_are_refused_when_they_collide_or_say_nothing():
+    with pytest.raises(ConfigError, match="both go to the table /lake/events"):
+        Routing(template="/lake/{topic}", splits={"x": Split(by="key", tables={"a": "/lake/events"})}
+                ).routes_for(["events", "x"])
+    with pytest.raises(ConfigError, match="give the table of each value"):
+        Split(by="key", tables={})
+    with pytest.raises(ConfigError, match="header:NAME"):
+        Split(by="header:", tables={"a": "/t"})
+    options = LoadOptions(kafka=KAFKA, topics=["e"], routing=Routing(splits={"e": Split(
+        by="key", tables={"a": "/t/a", "b": "/t/b"})}), value_schema="n INT", dead_letter="/dead")
+    with pytest.raises(ConfigError, match="both go to the dead-letter table /dead"):
+        routed_tables(options, ["e"])
