@@ -35,7 +35,7 @@ from functools import partial
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import earliest_offsets
+from kafka_spark.client.offsets import earliest_offsets, latest_offsets
 from kafka_spark.delta.dead_letter import reconcile
 from kafka_spark.delta.direct import WriterChoice
 from kafka_spark.delta.errors import SinkError
@@ -216,10 +216,21 @@ class RoutedBatchWriter:
             result.seconds, result.driver_seconds = time.monotonic() - started, time.process_time() - cpu
             self.results.append(result)
         mirrors.publish()
+        result.latest = self._latest(list(end), batch_id)
         if self.options.on_trigger is not None:
             self.options.on_trigger(batch_id, result)
         log.info("micro-batch %d: %d table(s) committed, %d failed, %d rows, %.2fs (driver %.2fs)", batch_id,
                  len(result.committed), len(result.failed), result.rows, result.seconds, result.driver_seconds)
+
+    def _latest(self, tps: list[TopicPartition], batch_id: int) -> dict[TopicPartition, int]:
+        """The brokers' latest offsets of the micro-batch's partitions, for each table's lag (one request per
+        broker); none when they cannot be read, which costs the progress its lag and nothing else."""
+        try:
+            with Cluster(self.options.kafka) as cluster:
+                return latest_offsets(cluster, tps, cluster.config.isolation_level)
+        except Exception as exc:  # progress only: the micro-batch has committed
+            log.warning("micro-batch %d: the latest offsets for its lag could not be read: %s", batch_id, exc)
+            return {}
 
     def _work(self, end: Offsets, start: Offsets | None, result: MultiLoadResult, mirrors: Mirrors
               ) -> list[TableWork]:

@@ -143,12 +143,19 @@ def keep_producing(producer: Producer, topic: str, start: int, step: int,
         feeder.join()
 
 
+# The Delta writer a crash-test script uses ("spark", "direct", "auto"; the sink's default when unset).
+WRITER_ENV = "KAFKA_SPARK_TEST_WRITER"
+# Kill schedules alternate between the writers, so each resumes the other's commits.
+WRITERS = ("spark", "direct")
+
+
 def run_killable(script: Path, *args: str, crash_at: str | None = None, kill_after: float | None = None,
-                 ready: str | None = None) -> tuple[int, str]:
+                 ready: str | None = None, writer: str | None = None) -> tuple[int, str]:
     """Run a driver script; with `kill_after`, SIGKILL it and its JVM that many seconds after it starts
     (or after it prints a line beginning with `ready`): exit code -9. Returns (exit code, stdout).
-    `crash_at` makes the sink kill itself at that point of the commit protocol."""
-    env = {**os.environ}
+    `crash_at` makes the sink kill itself at that point of the commit protocol; `writer` picks the Delta
+    writer of a script that reads WRITER_ENV."""
+    env = {**os.environ, **({WRITER_ENV: writer} if writer else {})}
     if crash_at:
         env[CRASH_ENV] = crash_at
     proc = subprocess.Popen([sys.executable, str(script), *args], stdout=subprocess.PIPE,

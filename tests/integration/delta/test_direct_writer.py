@@ -16,14 +16,13 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from delta_support import files_scanned, latest_offsets_of, produce_numbered, run_killable
+from delta_support import files_scanned, latest_offsets_of, produce_numbered
 from deltalake import DeltaTable
 
 from kafka_spark.delta import LoadOptions, committed_position, load
 from kafka_spark.delta.direct import direct_writer_reason
 from kafka_spark.errors import ConfigError
 
-LOAD_ONCE = Path(__file__).parent / "load_once.py"
 KAFKA_COLUMNS = ("`key` BINARY, `value` BINARY, `topic` STRING, `partition` INT, `offset` BIGINT, "
                  "`timestamp` TIMESTAMP, `timestampType` INT")
 COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
@@ -252,42 +251,6 @@ def test_avro_values_decoded_in_the_tasks_and_a_bad_record_refused(kafka, spark,
     dead = load(spark, options(kafka, direct, topic_name, writer="auto", dead_letter=str(tmp_path / "dead"),
                                **decoding))
     assert (dead.writer, dead.rows, dead.dead_letters) == ("spark", 2, 1) and "dead-letter" in dead.writer_reason
-
-
-@pytest.fixture
-def direct_writer_env(monkeypatch) -> Iterator[None]:
-    monkeypatch.setenv("KAFKA_SPARK_TEST_WRITER", "direct")
-    yield
-
-
-def test_sigkill_on_both_sides_of_the_direct_commit_keeps_every_record_exactly_once(kafka, spark, producer,
-                                                                                   topic_name, tmp_path,
-                                                                                   direct_writer_env):
-    kafka.create_topic(topic_name, partitions=3)
-    produce_numbered(producer, topic_name, 3000)
-    table = str(tmp_path / "table")
-    outcomes = []
-    for crash_at in ("before-write", "after-commit"):
-        code, out = run_killable(LOAD_ONCE, kafka.bootstrap, topic_name, table, "1500", crash_at=crash_at)
-        outcomes.append((crash_at, code))
-    assert [code for _, code in outcomes] == [-9, -9], outcomes
-    produce_numbered(producer, topic_name, 500, start=3000)
-    latest = latest_offsets_of(kafka.bootstrap, topic_name)
-    for _ in range(5):
-        code, out = run_killable(LOAD_ONCE, kafka.bootstrap, topic_name, table, "1000000")
-        assert code == 0, out
-        summary = json.loads(out.strip().splitlines()[-1])
-        assert summary["writer"] == "direct" or summary["status"] == "up-to-date"
-        if summary["status"] == "up-to-date":
-            break
-    rows = spark.read.format("delta").load(table)
-    assert rows.groupBy("topic", "partition", "offset").count().where("count > 1").count() == 0
-    for tp, end in latest.items():
-        offsets = sorted(r[0] for r in rows.where(f"partition = {tp.partition}").select("offset").collect())
-        assert offsets == list(range(end)), f"{tp}: missing or extra offsets"
-    position = committed_position(table, "crash-test")
-    assert DeltaTable(table).transaction_version("kafka-spark/crash-test") == position.batch
-    assert position.offsets == latest
 
 
 if __name__ == "__main__":

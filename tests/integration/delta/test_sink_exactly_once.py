@@ -6,7 +6,7 @@ import json
 import random
 from pathlib import Path
 
-from delta_support import KILLS, keep_producing, latest_offsets_of, produce_numbered, run_killable
+from delta_support import KILLS, WRITERS, keep_producing, latest_offsets_of, produce_numbered, run_killable
 from deltalake import DeltaTable
 
 from kafka_spark.delta import committed_position
@@ -20,24 +20,27 @@ def test_sigkill_at_random_points_keeps_every_record_exactly_once(kafka, spark, 
     table = str(tmp_path / "table")
     rng = random.Random(20261121)
     # Targeted points of the commit protocol, then kills at random moments of a run; a random kill
-    # that comes after the run already finished counts as a clean run, and another kill is tried.
-    plan = ["before-write", "after-commit", "before-write", "after-commit"][:max(2, KILLS - 1)]
+    # that comes after the run already finished counts as a clean run, and another kill is tried. The runs
+    # alternate between Spark's writer and the direct one, each resuming the other's commits.
+    plan = ["after-commit", "after-commit", "before-write", "before-write"][:max(2, KILLS - 1)]
     outcomes = []
     with keep_producing(producer, topic_name, start=3000, step=50):
         attempts = 0
         while sum(1 for _, code in outcomes if code != 0) < KILLS and attempts < KILLS + 8:
             crash_at = plan[attempts] if attempts < len(plan) else None
             kill_after = None if crash_at else rng.uniform(3.0, 14.0)
+            writer = WRITERS[attempts % 2]
             code, _ = run_killable(LOAD_ONCE, kafka.bootstrap, topic_name, table, "1500", crash_at=crash_at,
-                                   kill_after=kill_after)
-            outcomes.append((crash_at or f"kill@{kill_after:.1f}s", code))
+                                   kill_after=kill_after, writer=writer)
+            outcomes.append((f"{writer}:{crash_at or f'kill@{kill_after:.1f}s'}", code))
             attempts += 1
     kills = [o for o in outcomes if o[1] != 0]
     assert len(kills) >= KILLS, outcomes
     # Catch up with no crash until the table has everything.
     latest = latest_offsets_of(kafka.bootstrap, topic_name)
-    for _ in range(10):
-        code, out = run_killable(LOAD_ONCE, kafka.bootstrap, topic_name, table, "1000000")
+    for attempt in range(10):
+        code, out = run_killable(LOAD_ONCE, kafka.bootstrap, topic_name, table, "1000000",
+                                 writer=WRITERS[attempt % 2])
         assert code == 0, out
         if json.loads(out.strip().splitlines()[-1])["status"] == "up-to-date":
             break

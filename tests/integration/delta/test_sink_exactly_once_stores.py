@@ -26,6 +26,7 @@ from deltalake import DeltaTable
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta import committed_position
+from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.delta.storage import delta_rs_location
 
 # One kill per table here, after the commit (the store's side of the protocol: the position read back from the
@@ -64,34 +65,44 @@ class Run:
 
 
 def run_once(bootstrap: str, topic: str, table: str, cap: int, conf: dict[str, str], crash_at: str | None = None,
-             kill_after: float | None = None) -> tuple[Run, str]:
+             kill_after: float | None = None, writer: str | None = None) -> tuple[Run, str]:
     code, out = run_killable(LOAD_ONCE, bootstrap, topic, table, str(cap), *(f"{k}={v}" for k, v in conf.items()),
-                             crash_at=crash_at, kill_after=kill_after, ready="session")
+                             crash_at=crash_at, kill_after=kill_after, ready="session", writer=writer)
     ended = time.time()
     session = [float(line.split()[1]) for line in out.splitlines() if line.startswith("session ")]
-    how = crash_at or (f"kill@{kill_after:.1f}s" if kill_after is not None else "run")
+    how = (f"{writer}:" if writer else "") + (crash_at or (f"kill@{kill_after:.1f}s" if kill_after is not None
+                                                         else "run"))
     return Run(how, code, ended - session[0] if session else 0.0), out
+
+
+def writers_for(table: str) -> tuple[str | None, ...]:
+    """The writers a table's runs take in turn: both on a path or URI (the direct writer first), the
+    default on a catalog table (which only Spark's writer serves)."""
+    return (None,) if is_table_name(table) else ("direct", "spark")
 
 
 def kill_repeatedly(bootstrap: str, topic: str, table: str, conf: dict[str, str], seed: int) -> list[Run]:
     """Kill load_once.py into `table` STORE_KILLS times: at both sides of the commit, then at random moments
-    spread over the time a run takes to reach its commit on this store."""
+    spread over the time a run takes to reach its commit on this store; the writers take turns."""
     rng = random.Random(seed)
     runs: list[Run] = []
     while sum(1 for r in runs if r.code != 0) < STORE_KILLS and len(runs) < STORE_KILLS + 8:
         crash_at = TARGETED[len(runs)] if len(runs) < len(TARGETED) else None
         # The last run killed at its commit says how long a run takes here (the first ones set up more).
-        to_commit = ([r.seconds for r in runs if r.how == "after-commit"] or [10.0])[-1]
+        to_commit = ([r.seconds for r in runs if r.how.endswith("after-commit")] or [10.0])[-1]
         kill_after = None if crash_at else rng.uniform(0.2, to_commit)
-        runs.append(run_once(bootstrap, topic, table, 1500, conf, crash_at, kill_after)[0])
+        writers = writers_for(table)
+        runs.append(run_once(bootstrap, topic, table, 1500, conf, crash_at, kill_after,
+                             writers[len(runs) % len(writers)])[0])
     return runs
 
 
 def catch_up(bootstrap: str, topic: str, table: str, conf: dict[str, str]) -> list[Run]:
     """Load with no crash until the table is up to date."""
     runs: list[Run] = []
-    for _ in range(10):
-        run, out = run_once(bootstrap, topic, table, 1_000_000, conf)
+    writers = writers_for(table)
+    for attempt in range(10):
+        run, out = run_once(bootstrap, topic, table, 1_000_000, conf, writer=writers[(attempt + 1) % len(writers)])
         runs.append(run)
         assert run.code == 0, out
         if json.loads(out.strip().splitlines()[-1])["status"] == "up-to-date":
