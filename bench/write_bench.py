@@ -5,7 +5,8 @@ format("kafka") sink, the same DataFrame into fresh topics of one local broker.
     .venv/bin/python bench/write_bench.py --quick       # 100,000 records, 1 run
 
 The DataFrame (a string key, a value of the case's size, 4 Spark partitions) is cached and counted before any
-timing; each write goes to a new 8-partition topic, timed from save() to its return, writers alternating.
+timing; each write goes to a new 8-partition topic, timed from save() to its return, writers alternating. Every
+writer runs at its defaults (the Java producer's batch.size, 16384), and `pykafka` once more with 256 KiB batches.
 Writes bench/results/write-<stamp>.json and .md (and write-latest.*).
 """
 
@@ -30,6 +31,8 @@ PARTITIONS = 8
 WRITERS = {
     "pykafka": ("pykafka", {}),
     "pykafka exactlyOnce": ("pykafka", {"exactlyOnce": "true"}),
+    # what larger batches are worth (the default stays Java's: no batch split on MESSAGE_TOO_LARGE yet)
+    "pykafka batch.size=262144": ("pykafka", {"kafka.batch.size": "262144"}),
     "spark kafka": ("kafka", {}),
 }
 PEER = "spark kafka"
@@ -55,6 +58,7 @@ def write_once(df, node, fmt: str, options: dict[str, str]) -> float:
 
     topic = f"write-bench-{uuid.uuid4().hex[:8]}"
     node.tools.create_topic(topic, partitions=PARTITIONS)
+    _wait_for_leaders(node.bootstrap, topic)
     writer = df.write.format(fmt).option("kafka.bootstrap.servers", node.bootstrap).option("topic", topic)
     for k, v in options.items():
         writer = writer.option(k, v)
@@ -63,6 +67,17 @@ def write_once(df, node, fmt: str, options: dict[str, str]) -> float:
     seconds = time.perf_counter() - began
     node.tools.run("topics", "--delete", "--topic", topic)
     return seconds
+
+
+def _wait_for_leaders(bootstrap: str, topic: str) -> None:
+    # Every partition's leader answers before the write: a Java idempotent producer whose first batch to a partition
+    # is refused while the leader loads it can be stuck on OUT_OF_ORDER_SEQUENCE_NUMBER until delivery.timeout.ms
+    # (KAFKA-15591), which stalled Spark's sink on a busy machine.
+    from kafka_spark.client.kafka_client import KafkaClient
+    from kafka_spark.client.metadata import TopicPartition
+
+    with KafkaClient({"bootstrap.servers": bootstrap}) as client:
+        client.latest_offsets([TopicPartition(topic, p) for p in range(PARTITIONS)])
 
 
 def markdown(result: dict[str, Any]) -> str:

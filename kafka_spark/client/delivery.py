@@ -114,7 +114,7 @@ class QueuedBatch:
     producer_epoch: int = -1
     base_sequence: int = -1
     sequence_reset: bool = False
-    encoded: bytes | None = None
+    encoded: bytes | bytearray | None = None
     retry_at: float = 0.0
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None

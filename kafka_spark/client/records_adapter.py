@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.records import decode_to_arrow, encode_batch
+from kafka_spark.records import decode_to_arrow, encode_produced
 
 OutgoingRecord = tuple[bytes | None, bytes | None, tuple[tuple[str, bytes | None], ...], int]
 """A record queued by the producer: key, value, headers, timestamp (ms). A plain tuple, as `send_many` makes
@@ -30,7 +30,7 @@ def decode_fetched(data: memoryview, tp: TopicPartition, start: int, end: int,
 
 
 def encode_records(records: Sequence[OutgoingRecord], compression: str, producer_id: int, producer_epoch: int,
-                   base_sequence: int, transactional: bool = False) -> bytes:
+                   base_sequence: int, transactional: bool = False) -> bytearray:
     """One v2 record batch (base offset 0) holding `records`, marked transactional when it belongs to one."""
-    return encode_batch(records, compression=None if compression == "none" else compression, producer_id=producer_id,
-                        producer_epoch=producer_epoch, base_sequence=base_sequence, transactional=transactional)
+    return encode_produced(records, None if compression == "none" else compression, producer_id, producer_epoch,
+                           base_sequence, transactional)

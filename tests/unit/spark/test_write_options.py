@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kafka_spark.client.config import ClientConfig
 from kafka_spark.errors import ConfigError
 from kafka_spark.spark.write_options import HEADERS_TYPE, check_columns, parse_sink_options
 
@@ -15,6 +16,13 @@ def test_idempotent_by_default_unless_acks_is_lowered():
     assert not parse_sink_options({**BASE, "kafka.acks": "1"}).client_config().enable_idempotence
     with pytest.raises(ConfigError, match="requires acks=all"):
         parse_sink_options({**BASE, "kafka.acks": "1", "kafka.enable.idempotence": "true"})
+
+
+def test_the_java_producers_batch_size_unless_given():
+    # Not larger by default: the producer does not split a batch a topic's max.message.bytes refuses, as Java's does.
+    assert parse_sink_options(BASE).client_config().batch_size == 16384
+    assert parse_sink_options({**BASE, "kafka.batch.size": "262144"}).client_config().batch_size == 262144
+    assert ClientConfig({"bootstrap.servers": "127.0.0.1:9092"}).batch_size == 16384
 
 
 def test_topic_option_and_producer_properties():
