@@ -59,6 +59,11 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
                    help="with a format: none (default) decodes every record with the subject's schema as the run "
                         "starts; restart stops the run at the first record written with a newer version of the "
                         "subject (nothing of that batch is committed), so the next run decodes with it")
+    p.add_argument("--writer", metavar="auto|spark|direct",
+                   help="who writes the rows: auto (default: each task writes its rows as Parquet and the commit "
+                        "goes through delta-rs, where the table allows it; else Spark's writer, saying why), "
+                        "spark (Spark's writer and Delta on Spark) or direct (refused, with the reason, for a "
+                        "table it cannot serve)")
     p.add_argument("--merge-schema", metavar="true|false",
                    help="let a write add the columns that a newer schema or the transform brings to the table "
                         "(Delta's mergeSchema; default false)")

@@ -78,6 +78,7 @@ class AppConfig:
     dead_letter: str | None = None
     seed_records: int = SAMPLE_RECORDS
     merge_schema: bool = False
+    writer: str | None = None
     value_format: str | None = None
     key_format: str | None = None
     # The registry's URL may carry user:password@, and its settings secrets: neither is in repr.
@@ -100,6 +101,16 @@ class AppConfig:
                     or "zookeeper.connect" in self.kafka)
 
 
+def parse_writer(value: Any, name: str) -> str:
+    """The Delta writer: auto, spark or direct."""
+    from kafka_spark.delta.direct import WRITERS
+
+    text = parse_text(value, name).lower()
+    if text not in WRITERS:
+        raise ConfigError(f"{name}: expected {', '.join(WRITERS)}, got {value!r}")
+    return text
+
+
 # Config file key -> (config attribute, parser). A key is a flag too (the newer name may be the flag's first).
 COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     "bootstrap-servers": ("bootstrap_servers", parse_text),
@@ -120,6 +131,7 @@ COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     "dead-letter": ("dead_letter", parse_text),
     "seed-records": ("seed_records", parse_count),
     "merge-schema": ("merge_schema", parse_bool),
+    "writer": ("writer", parse_writer),
     **FORMAT_KEYS,
     "table-template": ("table_template", parse_template),
     "on-table-error": ("on_table_error", parse_on_table_error),

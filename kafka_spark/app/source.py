@@ -35,7 +35,8 @@ def sink_settings(config: AppConfig, source: Source, table: str | None) -> dict[
                 "publish_group": config.publish_group, "start_zookeeper_group": config.start_zookeeper_group,
                 "publish_zookeeper_group": config.publish_zookeeper_group, "value_schema": config.value_schema,
                 "dead_letter": table_location(config.dead_letter) if config.dead_letter else None,
-                "merge_schema": config.merge_schema, **decoding_settings(config)}
+                "merge_schema": config.merge_schema, **decoding_settings(config),
+                **({"writer": config.writer} if config.writer else {})}
     if not routed(config):
         return settings
     registry = {"schema_registry": registry_options(config)} if decodes_anywhere(config) else {}

@@ -8,8 +8,9 @@ writer beyond the files, their statistics and the commit, partitioned (by `parti
 partitioning) by top-level columns of the rows or not at all. Everything else gets Spark's writer:
 `direct_writer_reason` says why, in one place.
 
-`LoadOptions.writer`: "spark" (the default for now), "direct" (refused with the reason when the table
-needs Spark's writer) or "auto" (Spark's writer then, the reason reported in the result and the log).
+`LoadOptions.writer`: "auto" (the default: the direct writer where it can serve the table, else Spark's, the
+reason reported in the result and the log), "direct" (refused with the reason when the table needs Spark's
+writer) or "spark".
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ class WriterChoice:
 
 def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | None) -> WriterChoice:
     """The writer for this load of `options.table` (at `location`, None for a catalog table not created yet)."""
-    wanted = (getattr(options, "writer", "spark") or "spark").strip().lower()
+    wanted = (getattr(options, "writer", "auto") or "auto").strip().lower()
     if wanted not in WRITERS:
         raise ConfigError(f"writer {options.writer!r}: expected one of {', '.join(WRITERS)}")
     if wanted == "spark":

@@ -23,6 +23,8 @@ from kafka_spark.delta.plan import BatchPlan
 from kafka_spark.delta.position import SinkCommit, app_id, materialize, now_ms, write_pending
 
 if TYPE_CHECKING:
+    from deltalake import DeltaTable
+
     from kafka_spark.delta.direct import DirectTarget
     from kafka_spark.delta.options import KafkaSource, LoadOptions
     from kafka_spark.delta.sink import LoadResult
@@ -128,6 +130,7 @@ def finish_job(job: DirectJob, rows: list[dict[str, Any]]) -> LoadResult:
         _crash_point("after-commit")
         if target.table is not None:
             target.table.update_incremental()  # a cached target commits its next batch on top of this one
+            maintain_log(target.table)
     state = location.state()
     state.refresh()
     winner, _ = _committed(location, state, sink_id, commit.batch, job.before)
@@ -140,6 +143,24 @@ def finish_job(job: DirectJob, rows: list[dict[str, Any]]) -> LoadResult:
     return LoadResult("committed", sink_id, commit.batch, rows=sum(r["records"] or 0 for r in rows),
                       table_version=version, start=dict(commit.start_offsets), offsets=winner.offsets,
                       run_id=commit.run_id, writer="direct")
+
+
+# Delta on Spark's default `delta.checkpointInterval` (delta-rs's own default is 100 commits).
+CHECKPOINT_INTERVAL = 10
+
+
+def maintain_log(table: DeltaTable) -> None:
+    """What Delta on Spark does after a commit, for a table at its new version: a checkpoint every
+    `delta.checkpointInterval` versions, then the log entries older than `delta.logRetentionDuration`
+    removed (unless `delta.enableExpiredLogCleanup` is false), so the log grows no more than Spark's."""
+    version = table.version()
+    config = table.metadata().configuration
+    interval = int(config.get("delta.checkpointInterval") or CHECKPOINT_INTERVAL)
+    if version <= 0 or version % max(interval, 1):
+        return
+    table.create_checkpoint()
+    if (config.get("delta.enableExpiredLogCleanup") or "true").strip().lower() != "false":
+        table.cleanup_metadata()
 
 
 def _crash_point(name: str) -> None:
@@ -167,7 +188,7 @@ def _refuse_bad_records(rows: list[dict[str, Any]], options: LoadOptions, batch:
 
 
 def _commit(target: DirectTarget, rows: list[dict[str, Any]], commit: SinkCommit, before: int) -> None:
-    from deltalake import CommitProperties, Schema, Transaction
+    from deltalake import CommitProperties, PostCommitHookProperties, Schema, Transaction
     from deltalake.exceptions import CommitFailedError, DeltaError
     from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 
@@ -192,8 +213,11 @@ def _commit(target: DirectTarget, rows: list[dict[str, Any]], commit: SinkCommit
                                           commit_properties=properties)
         else:
             actions: list[AddAction | RemoveAction] = [*adds]
+            # Checkpoints and log cleanup on Delta on Spark's schedule instead (maintain_log).
             target.table.create_write_transaction(actions, "append", target.table.schema(),
-                                                  commit_properties=properties)
+                                                  commit_properties=properties,
+                                                  post_commithook_properties=PostCommitHookProperties(
+                                                      create_checkpoint=False, cleanup_expired_logs=False))
     except (CommitFailedError, DeltaError) as exc:
         text = str(exc)
         if "Concurrent" in text or "already exists" in text.lower():

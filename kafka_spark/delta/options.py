@@ -128,10 +128,13 @@ class LoadOptions:
     the settings above are then every table's defaults, which the routing's overrides replace per topic
     (see routing.py). Each table is its own sink, with `sink_id` as its id.
 
-    `writer`: "spark" (Spark's Parquet writer and Delta on Spark), "direct" (each task writes its rows as
-    Parquet and the driver commits them through delta-rs; refused when the table needs Spark's writer) or
-    "auto" (the direct writer where it can serve the table, else Spark's, with the reason in the result);
-    see direct.py. Batch loads only: a stream's micro-batches use Spark's writer.
+    `writer`: "auto" (the default: the direct writer where it can serve the table, else Spark's, with the
+    reason in the result), "spark" (Spark's Parquet writer and Delta on Spark) or "direct" (each task writes
+    its rows as Parquet and the driver commits them through delta-rs; refused when the table needs Spark's
+    writer);
+    see direct.py. Batch loads and streams alike: a stream chooses when it starts (`start_stream` refuses
+    "direct" there), and a directly written micro-batch reads its own offsets from Kafka in the write
+    instead of the query's DataFrame (see stream.py).
     """
 
     table: str | None = None
@@ -157,7 +160,7 @@ class LoadOptions:
     schema_registry: dict[str, str] = field(default_factory=dict, repr=False)  # may hold credentials
     format_options: dict[str, str] = field(default_factory=dict)
     routing: Routing | None = None
-    writer: str = "spark"
+    writer: str = "auto"
 
     def __post_init__(self) -> None:
         if self.table is not None and self.routing is not None:

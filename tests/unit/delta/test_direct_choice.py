@@ -29,7 +29,8 @@ def test_a_new_path_table_of_raw_records_is_the_direct_writers():
 
 
 def test_the_writer_is_checked_and_spark_needs_no_table():
-    assert choose_writer(None, options(), None).writer == "spark"
+    assert choose_writer(None, options(writer="spark"), None).writer == "spark"
+    assert options().writer == "auto"
     with pytest.raises(ConfigError, match="expected one of auto, spark, direct"):
         choose_writer(None, options(writer="fast"), None)
     with pytest.raises(ConfigError, match=r"writer .direct. cannot write to lake\.events: the table is named"):
