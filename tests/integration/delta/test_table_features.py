@@ -64,18 +64,30 @@ def assert_exactly_produced(kafka, table: Path, topic: str) -> None:
     assert loaded == produced
 
 
+# Every feature at once (Spark's writer serves such a table), and the features the direct writer honours.
+FEATURES = {
+    "spark": ("CLUSTER BY (`partition`) TBLPROPERTIES ('delta.checkpointPolicy'='v2', 'delta.checkpointInterval'='2', "
+              "'delta.enableDeletionVectors'='true', 'delta.columnMapping.mode'='name', "
+              "'delta.enableInCommitTimestamps'='true', 'delta.enableRowTracking'='true')",
+              ({"v2Checkpoint", "deletionVectors", "columnMapping"},
+               {"inCommitTimestamp", "rowTracking", "clustering", "domainMetadata"})),
+    "direct": ("TBLPROPERTIES ('delta.checkpointInterval'='2', 'delta.enableDeletionVectors'='true', "
+               "'delta.enableChangeDataFeed'='true')",
+               ({"deletionVectors"}, {"deletionVectors", "changeDataFeed"})),
+}
+
+
+@pytest.mark.parametrize("writer", FEATURES)
 def test_every_table_feature_and_maintenance_by_other_jobs_keep_resume_exact(kafka, spark, producer, topic_name,
-                                                                            tmp_path):
+                                                                            tmp_path, writer):
     kafka.create_topic(topic_name, partitions=2)
     table = tmp_path / "t"
-    spark.sql(f"CREATE TABLE delta.`{table}` ({KAFKA_COLUMNS}) USING delta CLUSTER BY (`partition`) TBLPROPERTIES ("
-              "'delta.checkpointPolicy'='v2', 'delta.checkpointInterval'='2', 'delta.enableDeletionVectors'='true', "
-              "'delta.columnMapping.mode'='name', 'delta.enableInCommitTimestamps'='true', "
-              "'delta.enableRowTracking'='true')")
+    clause, (reader_features, writer_features) = FEATURES[writer]
+    spark.sql(f"CREATE TABLE delta.`{table}` ({KAFKA_COLUMNS}) USING delta {clause}")
     opts = options(kafka, table, topic_name)
     produce_numbered(producer, topic_name, 30)
     first = load(spark, opts)
-    assert first.batch == 0 and first.rows == 30
+    assert first.batch == 0 and first.rows == 30 and first.writer == writer
     # Another job: rows of its own, half of them deleted (deletion vectors), and a MERGE that rewrites
     # some of ours; then OPTIMIZE (clustering) and VACUUM of every file no longer referenced.
     t = f"delta.`{table}`"
@@ -94,17 +106,20 @@ def test_every_table_feature_and_maintenance_by_other_jobs_keep_resume_exact(kaf
     produce_numbered(producer, topic_name, 30, start=30)
     assert force_log_cleanup(table) > first.table_version
     assert not (table / "_delta_log" / f"{first.table_version:020d}.json").exists()
-    assert any(V2_CHECKPOINT.match(p.name) for p in (table / "_delta_log").iterdir())
+    if writer == "spark":
+        assert any(V2_CHECKPOINT.match(p.name) for p in (table / "_delta_log").iterdir())
 
     second = load(spark, opts)
-    assert second.batch == 1 and second.rows == 30 and second.start == first.offsets
+    assert second.batch == 1 and second.rows == 30 and second.start == first.offsets and second.writer == writer
     assert_exactly_produced(kafka, table, topic_name)
     dt = DeltaTable(str(table))
     assert dt.transaction_version("kafka-spark/default") == 1
     protocol = dt.protocol()
-    assert {"v2Checkpoint", "deletionVectors", "columnMapping"} <= set(protocol.reader_features or [])
-    assert {"inCommitTimestamp", "rowTracking", "clustering", "domainMetadata"} <= set(protocol.writer_features or [])
+    assert reader_features <= set(protocol.reader_features or [])
+    assert writer_features <= set(protocol.writer_features or [])
     assert scan(table, ["offset"], "topic = 'other-job'").num_rows == 5
+    # Spark reads what either writer appended after the other jobs' maintenance, deletion vectors applied.
+    assert spark.read.format("delta").load(str(table)).where(f"topic = '{topic_name}'").count() == 60
 
     # Without its kept offsets file, the last batch's offsets come from its commit's userMetadata.
     (offsets_dir(table, "default") / "1.json").unlink()
