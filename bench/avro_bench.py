@@ -509,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if spark is not None:
             spark.stop()
-        node.stop()
+        node.discard()
     path = write(args.out, stamp, result)
     print()
     print(markdown(result))

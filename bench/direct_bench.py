@@ -9,6 +9,8 @@ Every load goes into a fresh table (deleted afterwards), timed from the call to 
 contenders is reversed on every other run. `load spark` / `load direct` are `kafka_spark.delta.load` with
 `writer="spark"` / `"direct"` (offsets committed with the rows); `kafka + delta` is
 `spark.read.format("kafka")` + `write.format("delta").mode("append")` (no offsets), the reference.
+Each load's peak memory is measured too: the largest peak RSS (VmHWM) of any Python worker under Spark's JVM
+(`bench/rss.py`), i.e. what one task's process held at most; `--contenders` runs a subset (comma-separated).
 Writes bench/results/direct-<stamp>.json and .md (and direct-latest.*).
 """
 
@@ -60,13 +62,20 @@ def contenders(spark, bootstrap: str) -> dict[str, Callable[[str, str], None]]:
     return {"load spark": ours("spark"), "load direct": ours("direct"), PEER: kafka_delta}
 
 
-def time_once(spark, run: Callable[[str, str], None], name: str, topic: str, scratch: Path, want: int) -> float:
-    """Seconds for one load into a fresh table; its row count is checked after the clock stops."""
+def time_once(spark, run: Callable[[str, str], None], name: str, topic: str, scratch: Path, want: int,
+              memory: list[float] | None = None) -> float:
+    """Seconds for one load into a fresh table; its row count is checked after the clock stops. `memory` gets
+    the largest peak RSS (MB) of one Python worker during the load."""
+    from bench.rss import WorkerMemory, spark_jvm_pid
+
     table = str(scratch / f"t-{uuid.uuid4().hex[:8]}")
     try:
-        began = time.perf_counter()
-        run(topic, table)
-        seconds = time.perf_counter() - began
+        with WorkerMemory(spark_jvm_pid()) as workers:
+            began = time.perf_counter()
+            run(topic, table)
+            seconds = time.perf_counter() - began
+        if memory is not None:
+            memory.append(workers.peak_worker_kb / 1024)
         rows = spark.read.format("delta").load(table).count()
         if rows != want:
             raise RuntimeError(f"{name}: the table holds {rows} rows, expected {want}")
@@ -80,13 +89,16 @@ def markdown(result: dict[str, Any]) -> str:
     meta = result["meta"]
     lines = [f"`{meta['command']}` — {meta['when']}, {meta['runs']} run(s) each, {meta['records']:,} records per "
              f"case, {PARTITIONS} partitions", "",
-             "| value | writer | median s | records/s | MB/s | vs kafka + delta |", "|---|---|---|---|---|---|"]
+             "| value | writer | median s | records/s | MB/s | vs kafka + delta | worker peak RSS MB |",
+             "|---|---|---|---|---|---|---|"]
     for case in result["cases"]:
-        peer = statistics.median(case["seconds"][PEER])
+        peer_times = case["seconds"].get(PEER)
         for name, times in case["seconds"].items():
             median = statistics.median(times)
+            ratio = f"{statistics.median(peer_times) / median:.2f}×" if peer_times else "—"
+            peak = max(case.get("worker_mb", {}).get(name) or [0.0])
             lines.append(f"| {case['size']} B | {name} | {median:.2f} | {case['records'] / median:,.0f} | "
-                         f"{case['records'] * case['size'] / median / 1e6:,.1f} | {peer / median:.2f}× |")
+                         f"{case['records'] * case['size'] / median / 1e6:,.1f} | {ratio} | {peak:.0f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -96,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, help="records per case (default 1,000,000; quick 100,000)")
     parser.add_argument("--runs", type=int, help="runs per contender and case (default 3; quick 1)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="value sizes in bytes (default 100,1000)")
+    parser.add_argument("--contenders", help="a comma-separated subset of: load spark, load direct, kafka + delta")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
                         help="where the JSON and Markdown results go (default bench/results)")
     args = parser.parse_args(argv)
@@ -117,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         spark = local_spark("kafka-spark-direct-bench", extra=SPARK_CONF)
         loads = contenders(spark, node.bootstrap)
+        if args.contenders:
+            wanted = [c.strip() for c in args.contenders.split(",")]
+            loads = {name: loads[name] for name in wanted}
         warm = produce(node, Case(100, "none", PARTITIONS, 20_000))
         for name, run in loads.items():  # JIT, Python workers, class loading: not recorded
             time_once(spark, run, name, warm.case.topic, scratch, warm.records)
@@ -124,16 +140,19 @@ def main(argv: list[str] | None = None) -> int:
             data = produce(node, Case(size, "none", PARTITIONS, records))
             log(f"{data.case.topic}: {data.records:,} records of {size} B")
             seconds: dict[str, list[float]] = {name: [] for name in loads}
+            memory: dict[str, list[float]] = {name: [] for name in loads}
             for r in range(runs):
                 order = list(loads.items()) if r % 2 == 0 else list(reversed(loads.items()))
                 for name, run in order:
-                    seconds[name].append(time_once(spark, run, name, data.case.topic, scratch, data.records))
-                    log(f"{size} B run {r + 1}: {name} {seconds[name][-1]:.2f} s")
-            result["cases"].append({"size": size, "records": records, "seconds": seconds})
+                    seconds[name].append(time_once(spark, run, name, data.case.topic, scratch, data.records,
+                                                   memory[name]))
+                    log(f"{size} B run {r + 1}: {name} {seconds[name][-1]:.2f} s, "
+                        f"worker peak {memory[name][-1]:.0f} MB")
+            result["cases"].append({"size": size, "records": records, "seconds": seconds, "worker_mb": memory})
     finally:
         if spark is not None:
             spark.stop()
-        node.stop()
+        node.discard()
         shutil.rmtree(scratch, ignore_errors=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     args.out.mkdir(parents=True, exist_ok=True)

@@ -163,7 +163,7 @@ def main() -> None:
         print(markdown(results))
     finally:
         spark.stop()
-        node.stop()
+        node.discard()
         shutil.rmtree(scratch, ignore_errors=True)
 
 

@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if spark is not None:
             spark.stop()
-        node.stop()
+        node.discard()
     result["meta"]["seconds"] = time.monotonic() - began
     path = write(args.out, stamp, result)
     print()

@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if spark is not None:
             spark.stop()
-        node.stop()
+        node.discard()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"write-{stamp}.json"

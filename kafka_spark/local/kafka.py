@@ -99,6 +99,7 @@ class KafkaNode(CreatesTopics):
     process: ServerProcess | None = None
     version: str = KAFKA4_VERSION
     startup_seconds: float = 0.0
+    temporary: bool = False  # its data directory was made for it: `discard` removes it
 
     @property
     def bootstrap(self) -> str:
@@ -237,7 +238,13 @@ class KafkaNode(CreatesTopics):
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.discard()
+
+    def discard(self) -> None:
+        """Stop the node and remove its data directory if it was made for it (`stop` keeps it for a restart)."""
         self.stop()
+        if self.temporary:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
 
 
 def start_kafka(data_dir: Path | None = None, secure: bool = True, heap: str = "512m",
@@ -250,6 +257,7 @@ def start_kafka(data_dir: Path | None = None, secure: bool = True, heap: str = "
     TLS one gets the test CA's broker keystore); `jvm_props` are `-D` system properties of the broker's JVM;
     `log_levels` sets loggers beside the INFO root.
     """
+    temporary = data_dir is None
     data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-kafka4-"))
     if data_dir.exists() and any(data_dir.iterdir()):
         shutil.rmtree(data_dir)
@@ -260,7 +268,7 @@ def start_kafka(data_dir: Path | None = None, secure: bool = True, heap: str = "
         data_dir=data_dir, listeners=dict(zip(names, ports, strict=False)), controller_port=ports[-1],
         cluster_id=random_cluster_id(), heap=heap, extra=dict(extra or {}),
         tls=make_tls(data_dir / "tls") if secure or any(security_protocol(n).endswith("SSL") for n in names) else None,
-        jvm_props=list(jvm_props), log_levels=dict(log_levels or {}),
+        jvm_props=list(jvm_props), log_levels=dict(log_levels or {}), temporary=temporary,
     )
     node.voters = f"1@127.0.0.1:{node.controller_port}"
     started = time.monotonic()
