@@ -5,13 +5,14 @@
 
 1. AvailableNow throughput: each case's topic (8 partitions, 100 B and 1 KB values) is read to the end,
    in one micro-batch (no limit) and in micro-batches of each --limits value, into the noop sink and
-   into Delta (ours: start_stream, offsets in each commit; Spark's: writeStream.format("delta")), a fresh
-   checkpoint and table each run, ours and Spark's alternating.
+   into Delta (ours: start_stream, offsets in each commit, with Spark's writer and with the direct one
+   (`writer="direct"`: the tasks write the Parquet files, delta-rs commits); Spark's:
+   writeStream.format("delta")), a fresh checkpoint and table each run, ours and Spark's alternating.
    Timed from defining the stream (load()) to the query's end.
 2. End-to-end latency into Delta: a producer writes --rate records/s stamped with the wall clock for
    --seconds; each row's latency is its Delta commit's time minus its Kafka timestamp (p50/p95/max), for
-   start_stream and for Spark's source writing Delta plainly, both with Spark's default trigger (the next
-   micro-batch as soon as the last one ends).
+   start_stream (Spark's writer, then the direct one) and for Spark's source writing Delta plainly, all
+   with Spark's default trigger (the next micro-batch as soon as the last one ends).
    Beside each one-micro-batch case, two floors: the same rows from a Python source that only hands Spark
    ready-made Arrow batches (bench/ceiling_source.py), written to the same sink in one batch job, and the
    same source read as a stream (AvailableNow, one micro-batch, timed like ours from load()). The batch
@@ -101,22 +102,28 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
+# Our stream into Delta: start_stream with each writer ("pykafka" is Spark's writer, "direct" the direct one).
+WRITERS = {"pykafka": "spark", "direct": "direct"}
+
+
 def run_query(spark, fmt: str, sink: str, topic: str, bootstrap: str, limit: int | None, work: Path
               ) -> tuple[float, int, dict[str, int]]:
     """One AvailableNow run to the end of `topic`; (seconds, rows, Spark's durationMs summed over micro-batches)."""
     work.mkdir(parents=True, exist_ok=True)
     checkpoint, table = work / "checkpoint", work / "table"
     started = time.perf_counter()
-    if sink == "delta" and fmt == "pykafka":
+    if sink == "delta" and fmt in WRITERS:
         from kafka_spark.delta import StreamOptions, start_stream
 
         rows: list[int] = []
         query = start_stream(spark, StreamOptions(
             table=str(table), kafka={"bootstrap.servers": bootstrap}, topics=[topic], checkpoint=str(checkpoint),
-            trigger="available-now", max_offsets_per_trigger=limit or None,
+            trigger="available-now", max_offsets_per_trigger=limit or None, writer=WRITERS[fmt],
             on_commit=lambda _b, r: rows.append(r.rows)))
         query.awaitTermination()
         seconds = time.perf_counter() - started
+        if query.exception() is not None:
+            raise RuntimeError(str(query.exception()))
         return seconds, sum(rows), durations(query)
     reader = (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
               .option("startingOffsets", "earliest"))
@@ -183,7 +190,8 @@ def throughput(spark, datasets: list[Dataset], bootstrap: str, runs: int, limits
     for data, sink, limit in ((d, s, lim) for d in datasets for lim in limits for s in ("noop", "delta")):
         # Without a limit the no-work stream source runs in the same rotation: its time against ours is only
         # fair when both met the same load.
-        fmts = ("pykafka", "kafka", "floor") if limit is None else ("pykafka", "kafka")
+        ours_fmts = ("pykafka", "direct") if sink == "delta" else ("pykafka",)
+        fmts = (*ours_fmts, "kafka", "floor") if limit is None else (*ours_fmts, "kafka")
         times: dict[str, list[float]] = {f: [] for f in fmts}
         spent: dict[str, list[dict[str, int]]] = {f: [] for f in fmts}
         for i in range(runs):
@@ -208,6 +216,9 @@ def throughput(spark, datasets: list[Dataset], bootstrap: str, runs: int, limits
         row = {"case": data.case.name, "records": data.records, "sink": sink, "limit": limit,
                "pykafka_s": ours, "kafka_s": theirs, "ratio": theirs / ours, "runs": times,
                "spark_ms": {f: median_durations(v) for f, v in spent.items()}, "spark_ms_runs": spent}
+        if "direct" in times:
+            direct = statistics.median(times["direct"])
+            row |= {"direct_s": direct, "direct_ratio": theirs / direct}
         if limit is None:
             stream_floor = statistics.median(times["floor"])
             # each run's own ratio, so that a load change between runs does not skew it
@@ -255,16 +266,16 @@ def latency(spark, node, rate: int, seconds: float) -> list[dict[str, Any]]:
     from kafka_spark.delta import StreamOptions, start_stream
 
     out = []
-    for fmt in ("pykafka", "kafka"):
+    for fmt in ("pykafka", "direct", "kafka"):
         topic = f"latency-{fmt}-{int(time.time())}"
         node.tools.create_topic(topic, partitions=4)
         work = Path(tempfile.mkdtemp(prefix="stream-latency-"))
         table = str(work / "table")
         try:
-            if fmt == "pykafka":
+            if fmt in WRITERS:
                 query = start_stream(spark, StreamOptions(
                     table=table, kafka={"bootstrap.servers": node.bootstrap}, topics=[topic],
-                    checkpoint=str(work / "checkpoint"), trigger="0s", starting="earliest"))
+                    checkpoint=str(work / "checkpoint"), trigger="0s", starting="earliest", writer=WRITERS[fmt]))
             else:
                 query = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", node.bootstrap)
                          .option("subscribe", topic).option("startingOffsets", "earliest").load()
@@ -351,16 +362,19 @@ def trigger_cost(node, partitions: int, triggers: int) -> dict[str, Any]:
 def markdown(result: dict[str, Any]) -> str:
     lines = [f"# Streams ({result['meta']['when']}, {result['meta']['machine']})", "",
              f"`{result['meta']['command']}`", "",
-             "| case | sink | offsets/trigger | pykafka s | kafka s | × kafka | floor s | largest × "
-             "| stream floor s | of stream floor |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| case | sink | offsets/trigger | pykafka s | kafka s | × kafka | direct s | × kafka (direct) "
+             "| floor s | largest × | stream floor s | of stream floor |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in result["throughput"]:
         limit = f"{r['limit']:,}" if r["limit"] else "none (one micro-batch)"
         floor = (f"{r['floor_s']:.2f} | {r['max_ratio']:.2f} | {r['stream_floor_s']:.2f} | "
                  f"{r['stream_floor_share']:.0%}") if "floor_s" in r else "– | – | – | –"
+        direct = f"{r['direct_s']:.2f} | {r['direct_ratio']:.2f}" if "direct_s" in r else "– | –"
         lines.append(f"| {r['case']} ({r['records']:,}) | {r['sink']} | {limit} | {r['pykafka_s']:.2f} | "
-                     f"{r['kafka_s']:.2f} | {r['ratio']:.2f} | {floor} |")
-    lines += ["", "floor: the same rows from a Python source that does no work, into the same sink in one batch job; "
+                     f"{r['kafka_s']:.2f} | {r['ratio']:.2f} | {direct} | {floor} |")
+    lines += ["", "pykafka: start_stream with Spark's writer; direct: start_stream with writer=\"direct\" (Delta "
+              "only). floor: the same rows from a Python source that does no work, into the same sink in one batch "
+              "job; "
               "largest ×: kafka s / floor s, the most any Python stream source could reach. stream floor: that "
               "source read as a stream like ours (AvailableNow, one micro-batch, timed from load()); of stream "
               "floor: its time / ours, median of the runs' own ratios (100% = our reader costs nothing)."]
@@ -422,8 +436,8 @@ def main(argv: list[str] | None = None) -> int:
         register_ceiling(spark)
         register_stream_floor(spark)
         for warm in warms:
-            for fmt in ("pykafka", "kafka"):
-                for sink in ("noop", "delta"):
+            for fmt in ("pykafka", "direct", "kafka"):
+                for sink in ("noop", "delta") if fmt != "direct" else ("delta",):
                     work = Path(tempfile.mkdtemp(prefix="stream-warm-"))
                     run_query(spark, fmt, sink, warm.case.topic, node.bootstrap, 10_000, work)
                     shutil.rmtree(work, ignore_errors=True)
@@ -442,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if spark is not None:
             spark.stop()
-        node.stop()
+        node.discard()
     args.out.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     text = markdown(result)

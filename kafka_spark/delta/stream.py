@@ -11,10 +11,18 @@ A Structured Streaming query reads `readStream.format("pykafka")` and writes eve
 - a query whose checkpoint is gone starts from the table's committed offsets (passed as
   `startingOffsets`, which Spark uses only when the checkpoint has none), so nothing is lost or
   read twice; batch loads and streams of the same sink continue each other.
+
+With the direct writer (`writer="direct"`, or "auto" where it serves the table) a micro-batch leaves
+`foreachBatch`'s DataFrame unread and reads exactly its own offsets [start, end) with the direct write:
+the end from the offset log, the start from the previous entry or, for micro-batch 0, from where
+`start_stream` placed the query (explicit offsets, kept; a checkpoint that never committed a micro-batch
+is started afresh for that). A partition whose start is unknown (new to the query) starts at its earliest
+offset, as Spark reads a new partition.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -23,13 +31,17 @@ from typing import Any
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.client.offsets import earliest_offsets
 from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.dead_letter import check_options, reconcile
+from kafka_spark.delta.direct import WriterChoice, choose_writer
+from kafka_spark.delta.direct_commit import write_direct
 from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.location import TableLocation, locate, path_location
+from kafka_spark.delta.multi_stream import _drop_uncommitted
 from kafka_spark.delta.offset_log import batch_end_offsets
 from kafka_spark.delta.options import KafkaSource, StreamOptions, default_checkpoint
-from kafka_spark.delta.plan import first_starts, selected_partitions, starting_spec
+from kafka_spark.delta.plan import BatchPlan, first_starts, selected_partitions, starting_spec
 from kafka_spark.delta.position import (
     SinkCommit,
     check_sink_id,
@@ -85,6 +97,29 @@ def starting_option(cluster: Cluster, source: KafkaSource, sink_id: str,
     return "startingOffsets", offsets_to_json({tp: previous.offsets.get(tp, EARLIEST) for tp in tps})
 
 
+def placed_start(spark, cluster: Cluster, source: KafkaSource, sink_id: str, location: TableLocation | None,
+                 checkpoint: str) -> tuple[tuple[str, str], dict[TopicPartition, int] | None]:
+    """For the direct writer: the source option that places the query and, when the checkpoint starts afresh,
+    the offsets micro-batch 0 begins at (None: the checkpoint has committed micro-batches).
+
+    Spark keeps a Python source's initial offsets nowhere, so a checkpoint that logged micro-batch 0 without
+    committing it is deleted (it holds nothing the table does not) and the query placed again."""
+    fresh = batch_end_offsets(spark, checkpoint, 0) is None or _drop_uncommitted(spark, checkpoint)
+    if not fresh:
+        return starting_option(cluster, source, sink_id, location), None
+    previous, others = sink_positions(location, sink_id)
+    tps = selected_partitions(cluster, others, source.topics, source.pattern)
+    beginnings = earliest_offsets(cluster, tps)
+    if previous is None:
+        starts = first_starts(cluster, source.starting, tps, source.start_zookeeper_group, source.fail_on_data_loss)
+    else:
+        starts = {tp: previous.offsets.get(tp, beginnings[tp]) for tp in tps}
+    # Specific offsets must name every selected partition when Spark resolves them, so a partition created
+    # before the first trigger would fail the query; "earliest" has no such window.
+    at_beginning = all(beginnings.get(tp) == off for tp, off in starts.items())
+    return ("startingOffsets", "earliest" if at_beginning else offsets_to_json(starts)), starts
+
+
 def start_stream(spark, options: StreamOptions):
     """Start the query (a `StreamingQuery`); every micro-batch is one Delta commit of rows and offsets (with
     `routing`, one per table: see multi_stream.py)."""
@@ -97,12 +132,18 @@ def start_stream(spark, options: StreamOptions):
     check_options(spark, target, parsing)
     check_publish_options(source, options.publishing)
     location = locate(target.table, spark)
+    choice = choose_writer(spark, options, location)  # writer "direct" on a table it cannot serve fails here
     if parsing.dead_letter is not None:
         reconcile(spark, source, target, parsing, committed_position(location, target.sink_id) if location else None)
     # before the query clones the session's settings
     redact_secret_options(spark)
+    initial = None
     with Cluster(source.kafka) as cluster:
-        starting = starting_option(cluster, source, target.sink_id, location)
+        if choice.target is not None:
+            starting, initial = placed_start(spark, cluster, source, target.sink_id, location,
+                                             options.checkpoint_location)
+        else:
+            starting = starting_option(cluster, source, target.sink_id, location)
     selection = ("subscribePattern", source.pattern) if source.pattern else ("subscribe", ",".join(source.topics))
     # In this order, the later winning: the user's source options override all but the two flags.
     read = {**source.client_options(), starting[0]: starting[1], selection[0]: selection[1],
@@ -117,20 +158,27 @@ def start_stream(spark, options: StreamOptions):
                                  name=target.table)
     if options.checkpoint is None and location.name:
         options.checkpoint = default_checkpoint(location.path, target.sink_id)
-    writer = MicroBatchWriter(spark, options, location)
+    writer = MicroBatchWriter(spark, options, location, choice, initial)
     return (df.writeStream.foreachBatch(writer).option("checkpointLocation", options.checkpoint_location)
             .queryName(f"kafka-spark-{target.sink_id}").trigger(**trigger_kwargs(options.pacing.trigger)).start())
 
 
 class MicroBatchWriter:
-    """The `foreachBatch` function: one Delta commit per micro-batch, replays recognised and skipped."""
+    """The `foreachBatch` function: one Delta commit per micro-batch, replays recognised and skipped.
 
-    def __init__(self, spark, options: StreamOptions, location: TableLocation | None = None) -> None:
+    `choice` is the writer chosen when the query started (None: chosen at the next micro-batch); it is chosen
+    again after a failed commit and after the commit that created the table. `initial`: where micro-batch 0
+    begins, when the query was placed there (see `placed_start`)."""
+
+    def __init__(self, spark, options: StreamOptions, location: TableLocation | None = None,
+                 choice: WriterChoice | None = None, initial: Offsets | None = None) -> None:
         self.spark = spark
         self.options = options  # for its checkpoint, which start_stream may set, and on_commit
         self.source, self.target, self.parsing = options.source, options.target, options.parsing
         self.format, self.publishing = options.format, options.publishing
         self.location = location
+        self.choice = choice
+        self.initial = dict(initial) if initial is not None else None
         self.results: list[LoadResult] = []
 
     def __call__(self, df, batch_id: int) -> None:
@@ -139,7 +187,7 @@ class MicroBatchWriter:
         end = batch_end_offsets(self.spark, checkpoint, batch_id)
         if end is None:
             raise SinkError(f"{checkpoint}: micro-batch {batch_id} has no offset log entry")
-        start = batch_end_offsets(self.spark, checkpoint, batch_id - 1) if batch_id > 0 else None
+        start = batch_end_offsets(self.spark, checkpoint, batch_id - 1) if batch_id > 0 else self.initial
         self.location = self.location or locate(target.table, self.spark)
         previous = committed_position(self.location, target.sink_id) if self.location else None
         reconcile(self.spark, self.source, target, self.parsing, previous)
@@ -157,8 +205,7 @@ class MicroBatchWriter:
         commit = SinkCommit(sink_id=target.sink_id, batch=batch, offsets={**carried, **end},
                             start_offsets=dict(start if start is not None else previous.offsets if previous else {}),
                             run_id=f"{uuid.uuid4().hex[:8]}-q{batch_id}", committed_at_ms=now_ms())
-        result = write_commit(self.spark, target, self.format, self.parsing, df, commit, f"micro-batch {batch_id}",
-                              self.location)
+        result = self._write(df, batch_id, commit, start, end, previous)
         result.seconds = time.monotonic() - started
         publish_committed(self.publishing, result.offsets)
         self.results.append(result)
@@ -166,6 +213,60 @@ class MicroBatchWriter:
             self.options.on_commit(batch_id, result)
         log.info("micro-batch %d: committed batch %d of sink %r (Delta version %s, %d rows)", batch_id, batch,
                  target.sink_id, result.table_version, result.rows)
+
+    def _write(self, df, batch_id: int, commit: SinkCommit, start: Offsets | None, end: Offsets,
+               previous: SinkCommit | None) -> LoadResult:
+        """Commit the micro-batch with the query's writer: `df` through Spark's, or its offsets read again
+        through the direct one."""
+        choice = self._writer()
+        try:
+            if choice.target is None:
+                result = write_commit(self.spark, self.target, self.format, self.parsing, df, commit,
+                                      f"micro-batch {batch_id}", self.location)
+            else:
+                plan = self._own_plan(start, end, previous, commit.batch, batch_id)
+                commit = dataclasses.replace(commit, start_offsets=dict(plan.start))
+                result = write_direct(self.spark, self.options, plan, commit, choice.target)
+                if choice.target.table is None:
+                    self.choice = None  # the commit created the table: its snapshot is read next time
+        except Exception:
+            self.choice = None  # chosen again, from the table as it is then
+            raise
+        result.writer, result.writer_reason = choice.writer, choice.reason
+        return result
+
+    def _writer(self) -> WriterChoice:
+        if self.choice is None:
+            self.location = self.location or locate(self.target.table, self.spark)
+            self.choice = choose_writer(self.spark, self.options, self.location)
+        return self.choice
+
+    def _own_plan(self, start: Offsets | None, end: Offsets, previous: SinkCommit | None, batch: int,
+                  batch_id: int) -> BatchPlan:
+        """The micro-batch's offsets [start, end), for the direct writer, which reads them itself: a partition
+        begins where the offset log (or the query's placing) says, else at the table's position, else at its
+        earliest offset (a partition new to the query, which Spark reads from its beginning)."""
+        held = previous.offsets if previous is not None else {}
+        begin: dict[TopicPartition, int] = {}
+        for tp in end:
+            if start is not None and tp in start:
+                begin[tp] = start[tp]
+            elif tp in held:
+                begin[tp] = held[tp]
+        # Only a start taken from the table can pass the end: the continuity check compared the others.
+        ahead = sorted(tp for tp, b in begin.items() if b > end[tp])
+        if ahead:
+            detail = ", ".join(f"{tp}: table {begin[tp]}, micro-batch end {end[tp]}" for tp in ahead[:5])
+            raise CheckpointMismatchError(
+                f"micro-batch {batch_id} of {self.options.checkpoint_location} ends before the table "
+                f"{self.target.table} for sink {self.target.sink_id!r} ({detail}); another writer moved the sink. "
+                "Delete the checkpoint to resume from the table.")
+        unknown = [tp for tp in end if tp not in begin]
+        if unknown:
+            with Cluster(self.source.kafka) as cluster:
+                begin.update(earliest_offsets(cluster, unknown))
+        # A partition's earliest offset past the end (retention) reads nothing; the position stays the end.
+        return BatchPlan(batch, start={tp: min(begin[tp], off) for tp, off in end.items()}, end=dict(end))
 
     def _check_continuity(self, previous: SinkCommit, start: Offsets | None, end: Offsets, batch_id: int) -> None:
         # A batch must begin where the table's position ends, or rows would be lost or written twice.

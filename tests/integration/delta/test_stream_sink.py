@@ -4,8 +4,10 @@ tests/integration/formats/test_stream_avro_sigkill.py's (the same stream, its va
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -26,6 +28,7 @@ from kafka_spark.delta import (
     load,
     start_stream,
 )
+from kafka_spark.errors import ConfigError
 
 SINK = "stream"
 
@@ -57,9 +60,10 @@ def test_restarts_and_a_lost_checkpoint_continue_exactly(spark, kafka, producer,
     kafka.create_topic(topic_name, partitions=3)
     produce_numbered(producer, topic_name, 300)
     table = tmp_path / "table"
-    opts = options(kafka, topic_name, table, max_offsets_per_trigger=100)
-    first = run(spark, opts)
-    sizes = [p.numInputRows for p in first.recentProgress]
+    results = []
+    opts = options(kafka, topic_name, table, max_offsets_per_trigger=100, on_commit=lambda _b, r: results.append(r))
+    run(spark, opts)
+    sizes = [r.rows for r in results]
     assert sum(sizes) == 300 and len(sizes) == 4 and max(sizes) <= 100  # Spark's shares: floors, under the cap
     assert committed_position(str(table), SINK).batch == 3
     produce_numbered(producer, topic_name, 40, start=300)
@@ -70,8 +74,9 @@ def test_restarts_and_a_lost_checkpoint_continue_exactly(spark, kafka, producer,
 
     shutil.rmtree(opts.checkpoint_location)
     produce_numbered(producer, topic_name, 40, start=340)
-    again = run(spark, opts)
-    assert sum(p.numInputRows for p in again.recentProgress) == 40
+    results.clear()
+    run(spark, opts)
+    assert sum(r.rows for r in results) == 40
     position = committed_position(str(table), SINK)
     assert position.batch == 5
     assert_exact(table, topic_name, latest_offsets_of(kafka.bootstrap, topic_name))
@@ -154,3 +159,61 @@ def test_committed_offsets_are_published_to_a_consumer_group(spark, kafka, produ
     out = kafka.tools.run("consumer-groups", "--describe", "--group", group).stdout
     lags = [line.split() for line in out.splitlines() if line.startswith(group)]
     assert len(lags) == 2 and all(cols[5] == "0" for cols in lags), out
+
+
+COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+
+
+def test_a_direct_written_stream_lands_every_record_once_across_triggers_and_restarts(spark, kafka, producer,
+                                                                                      topic_name, tmp_path):
+    kafka.create_topic(topic_name, partitions=3)
+    produce_numbered(producer, topic_name, 300)
+    table = tmp_path / "table"
+    results = []
+    opts = options(kafka, topic_name, table, writer="direct", trigger="200ms", max_offsets_per_trigger=100,
+                   on_commit=lambda _b, r: results.append(r))
+    query = start_stream(spark, opts)
+    try:
+        deadline = time.monotonic() + 120
+        while sum(r.rows for r in results) < 300 and time.monotonic() < deadline and query.isActive:
+            time.sleep(0.2)
+        produce_numbered(producer, topic_name, 30, start=300)  # picked up by a later trigger of the same query
+        while sum(r.rows for r in results) < 330 and time.monotonic() < deadline and query.isActive:
+            time.sleep(0.2)
+    finally:
+        query.stop()
+    assert query.exception() is None
+    produce_numbered(producer, topic_name, 40, start=330)
+    opts.trigger = "available-now"
+    run(spark, opts)
+
+    assert len(results) >= 5 and {r.writer for r in results} == {"direct"}
+    assert [r.batch for r in results] == list(range(len(results)))
+    for before, after in itertools.pairwise(results):
+        assert after.start == before.offsets  # each micro-batch begins where the last commit ended
+    assert results[-1].rows == 40 and sum(r.rows for r in results) == 370
+    ends = latest_offsets_of(kafka.bootstrap, topic_name)
+    assert committed_position(str(table), SINK).offsets == ends
+    assert_exact(table, topic_name, ends)
+    rs = DeltaTable(str(table)).to_pyarrow_table(columns=COLUMNS).to_pylist()
+    # Spark's rows hold the session's (UTC) local time, delta-rs's the UTC instant.
+    by_delta_rs = sorted((*(r[c] for c in COLUMNS[:-2]), r["timestamp"].replace(tzinfo=None), r["timestampType"])
+                         for r in rs)
+    by_spark = sorted(tuple(r) for r in spark.read.format("delta").load(str(table)).select(*COLUMNS).collect())
+    assert by_spark == by_delta_rs
+
+
+def test_the_direct_writer_on_a_table_it_cannot_serve_fails_at_start_and_auto_uses_sparks(spark, kafka, producer,
+                                                                                          topic_name, tmp_path):
+    kafka.create_topic(topic_name, partitions=1)
+    produce_numbered(producer, topic_name, 10)
+    table = tmp_path / "table"
+    sql = "SELECT topic, partition, offset, CAST(value AS STRING) AS text FROM kafka"
+    with pytest.raises(ConfigError, match=r"writer 'direct' cannot write to .*a transform makes the rows in Spark SQL"):
+        start_stream(spark, options(kafka, topic_name, table, writer="direct", transform=sql))
+    assert not table.exists() and not spark.streams.active
+    results = []
+    run(spark, options(kafka, topic_name, table, writer="auto", transform=sql,
+                       on_commit=lambda _b, r: results.append(r)))
+    assert [(r.writer, r.writer_reason, r.rows) for r in results] == [
+        ("spark", "a transform makes the rows in Spark SQL", 10)]
