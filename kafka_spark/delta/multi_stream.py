@@ -41,7 +41,7 @@ from kafka_spark.delta.direct import WriterChoice
 from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.location import TableLocation, locate
 from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
-from kafka_spark.delta.offset_log import batch_end_offsets, read_text
+from kafka_spark.delta.offset_log import batch_end_offsets, fresh_checkpoint
 from kafka_spark.delta.options import StreamOptions
 from kafka_spark.delta.plan import BatchPlan, first_starts
 from kafka_spark.delta.position import SinkCommit, committed_position, now_ms
@@ -68,7 +68,7 @@ def start_routed_stream(spark, options: StreamOptions):
         topics, pattern = selection(options)
         tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
         writer.route({tp.topic for tp in tps})
-        fresh = batch_end_offsets(spark, checkpoint, 0) is None or _drop_uncommitted(spark, checkpoint)
+        fresh = fresh_checkpoint(spark, checkpoint)
         starts = writer.starting_offsets(cluster, tps)
         beginnings = earliest_offsets(cluster, tps) if tps else {}
     writer.initial = starts if fresh else None
@@ -85,23 +85,6 @@ def start_routed_stream(spark, options: StreamOptions):
     df = spark.readStream.format("pykafka").options(**read).load()
     return (df.writeStream.foreachBatch(writer).option("checkpointLocation", checkpoint)
             .queryName(f"kafka-spark-{options.sink_id}").trigger(**_trigger(options)).start())
-
-
-def _drop_uncommitted(spark, checkpoint: str) -> bool:
-    """Delete a checkpoint that has not committed its first micro-batch; whether it did so.
-
-    Such a checkpoint would replay that micro-batch from offsets placed again now, over the topics of
-    today, while its end was planned over the topics of its day (a topic created since then would look
-    deleted). It holds nothing the tables do not: their positions say what that micro-batch committed.
-    """
-    if read_text(spark, f"{checkpoint.rstrip('/')}/commits/0") is not None:
-        return False
-    log.warning("%s has not committed its first micro-batch: starting it afresh from the tables' positions",
-                checkpoint)
-    jvm = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(checkpoint)
-    path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
-    return True
 
 
 def _trigger(options: StreamOptions) -> dict:

@@ -10,9 +10,12 @@ every store Spark writes checkpoints to.
 from __future__ import annotations
 
 import json
+import logging
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.errors import SinkError
+
+log = logging.getLogger(__name__)
 
 
 def read_text(spark, path: str) -> str | None:
@@ -43,3 +46,23 @@ def batch_end_offsets(spark, checkpoint: str, batch_id: int) -> dict[TopicPartit
     if not isinstance(raw, dict):
         raise SinkError(f"{checkpoint}/offsets/{batch_id}: the source offset is not Kafka offsets JSON: {lines[2]}")
     return {TopicPartition(t, int(p)): int(o) for t, parts in raw.items() for p, o in parts.items()}
+
+
+def fresh_checkpoint(spark, checkpoint: str) -> bool:
+    """Whether the query starts afresh: its checkpoint has no micro-batch, or had one it never committed, which
+    is then deleted.
+
+    Such a checkpoint would replay that micro-batch from offsets placed again now, over the topics of
+    today, while its end was planned over the topics of its day (a topic created since then would look
+    deleted). It holds nothing the tables do not: their positions say what that micro-batch committed.
+    """
+    if batch_end_offsets(spark, checkpoint, 0) is None:
+        return True
+    if read_text(spark, f"{checkpoint.rstrip('/')}/commits/0") is not None:
+        return False
+    log.warning("%s has not committed its first micro-batch: starting it afresh from the tables' positions",
+                checkpoint)
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(checkpoint)
+    path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
+    return True

@@ -38,8 +38,7 @@ from kafka_spark.delta.direct import WriterChoice, choose_writer
 from kafka_spark.delta.direct_commit import write_direct
 from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.location import TableLocation, locate, path_location
-from kafka_spark.delta.multi_stream import _drop_uncommitted
-from kafka_spark.delta.offset_log import batch_end_offsets
+from kafka_spark.delta.offset_log import batch_end_offsets, fresh_checkpoint
 from kafka_spark.delta.options import KafkaSource, StreamOptions, default_checkpoint
 from kafka_spark.delta.plan import BatchPlan, first_starts, selected_partitions, starting_spec
 from kafka_spark.delta.position import (
@@ -104,7 +103,7 @@ def placed_start(spark, cluster: Cluster, source: KafkaSource, sink_id: str, loc
 
     Spark keeps a Python source's initial offsets nowhere, so a checkpoint that logged micro-batch 0 without
     committing it is deleted (it holds nothing the table does not) and the query placed again."""
-    fresh = batch_end_offsets(spark, checkpoint, 0) is None or _drop_uncommitted(spark, checkpoint)
+    fresh = fresh_checkpoint(spark, checkpoint)
     if not fresh:
         return starting_option(cluster, source, sink_id, location), None
     previous, others = sink_positions(location, sink_id)
