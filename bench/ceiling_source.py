@@ -54,11 +54,49 @@ class ArrowCeiling(DataSource):
         return _Reader(dict(self.options))
 
 
+PARQUET_NAME = "parquet-ceiling"
+
+
+class _ParquetReader(_Reader):
+    def __init__(self, options: dict[str, str]) -> None:
+        super().__init__(options)
+        self.root = options["root"]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        from kafka_spark.delta.direct import rows_schema
+        from kafka_spark.delta.direct_files import FileSpec, stats_columns, write_files
+        from kafka_spark.delta.options import KafkaSource
+
+        schema = rows_schema(KafkaSource({}))
+        spec = FileSpec(self.root, schema, stats_columns(schema, {}))
+        yield from write_files(super().read(partition), spec, prefix=f"part-{partition.value:05d}")
+
+
+class ParquetCeiling(DataSource):
+    """The direct writer's Parquet files alone: the `arrow-ceiling` rows written as a table's files by the
+    writer the sink's tasks run (no Kafka read, no commit); yields the file rows. Options: as arrow-ceiling's,
+    plus root (the directory the files go to)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return PARQUET_NAME
+
+    def schema(self) -> str:
+        from kafka_spark.delta.direct_files import FILE_ROWS_DDL
+
+        return FILE_ROWS_DDL
+
+    def reader(self, schema: object) -> DataSourceReader:
+        return _ParquetReader(dict(self.options))
+
+
 def register(spark: object) -> None:
-    """Make `format("arrow-ceiling")` available in `spark`, shipping this module to the workers by value."""
+    """Make `format("arrow-ceiling")` and `format("parquet-ceiling")` available in `spark`, shipping this module
+    to the workers by value."""
     import sys
 
     from pyspark import cloudpickle
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     spark.dataSource.register(ArrowCeiling)  # type: ignore[attr-defined]
+    spark.dataSource.register(ParquetCeiling)  # type: ignore[attr-defined]

@@ -3,6 +3,7 @@ Delta append, on the same topics of one local broker, in the same run.
 
     .venv/bin/python bench/direct_bench.py              # 1,000,000 records of 100 B and of 1 KB, 3 runs
     .venv/bin/python bench/direct_bench.py --quick      # 100,000 records, 1 run
+    .venv/bin/python bench/direct_bench.py --backfill   # the back-fill from the broker's log dir instead
 
 Each case's topic (8 partitions, no compression, null keys) is filled once by Kafka's ProducerPerformance.
 Every load goes into a fresh table (deleted afterwards), timed from the call to its return; the order of the
@@ -11,7 +12,13 @@ contenders is reversed on every other run. `load spark` / `load direct` are `kaf
 `spark.read.format("kafka")` + `write.format("delta").mode("append")` (no offsets), the reference.
 Each load's peak memory is measured too: the largest peak RSS (VmHWM) of any Python worker under Spark's JVM
 (`bench/rss.py`), i.e. what one task's process held at most; `--contenders` runs a subset (comma-separated).
-Writes bench/results/direct-<stamp>.json and .md (and direct-latest.*).
+With `--backfill` the contenders are `backfill` (`kafka_spark.delta.load` with `log_dirs` = the broker's log
+dir: the segment files read by `pykafka-log`, written by the direct writer, committed with the offsets) beside
+the same reference, once the broker has checkpointed the topic's high watermarks, and two ceilings of the
+back-fill: `pykafka-log -> noop` (the read, rows handed to Spark), `decode alone, 1 process` (the same files
+read and decoded to Arrow in the bench's own process, one partition after another, no Spark) and `parquet alone`
+(the direct writer's Parquet files of as many generated rows of the same size in Spark tasks, no read, no commit).
+Writes bench/results/direct-<stamp>.json and .md (and direct-latest.*; `backfill-` with `--backfill`).
 """
 
 from __future__ import annotations
@@ -62,21 +69,69 @@ def contenders(spark, bootstrap: str) -> dict[str, Callable[[str, str], None]]:
     return {"load spark": ours("spark"), "load direct": ours("direct"), PEER: kafka_delta}
 
 
-def time_once(spark, run: Callable[[str, str], None], name: str, topic: str, scratch: Path, want: int,
+def backfill_contenders(spark, node, size: int) -> dict[str, Callable[[str, str], int | None]]:
+    """name -> load(topic, table) for --backfill; a ceiling returns the rows it handled (-1: not counted)."""
+    from bench.ceiling_source import PARQUET_NAME, register
+    from kafka_spark.delta import LoadOptions, load
+
+    register(spark)
+
+    def backfill(topic: str, table: str) -> None:
+        result = load(spark, LoadOptions(table=table, log_dirs=str(node.log_dir), topics=[topic], sink_id="bench"))
+        assert result.writer == "direct", result.summary()
+
+    def log_noop(topic: str, table: str) -> int:
+        (spark.read.format("pykafka-log").option("path", str(node.log_dir)).option("subscribe", topic).load()
+         .write.format("noop").mode("overwrite").save())
+        return -1
+
+    def decode_alone(topic: str, table: str) -> int:
+        # The files read and decoded to Arrow in this one process, partition after partition: no Spark.
+        from kafka_spark.spark.log_options import parse_log_options
+        from kafka_spark.spark.log_planner import plan_log_batch
+        from kafka_spark.spark.log_reader import read_log_range
+
+        options = parse_log_options({"path": str(node.log_dir), "subscribe": topic})
+        return sum(b.num_rows for r in plan_log_batch(options) for b in read_log_range(options, r))
+
+    def parquet_alone(topic: str, table: str) -> int:
+        rows = (spark.read.format(PARQUET_NAME).option("partitions", PARTITIONS).option("rows", _RECORDS[topic])
+                .option("size", size).option("root", table).load().collect())
+        return sum(r["records"] for r in rows)
+
+    return {"backfill": backfill, PEER: contenders(spark, node.bootstrap)[PEER], "pykafka-log -> noop": log_noop,
+            "decode alone, 1 process": decode_alone, "parquet alone": parquet_alone}
+
+
+_RECORDS: dict[str, int] = {}  # topic -> records, for the ceilings
+
+
+def settled(node, data):  # node: KafkaNode, data: bench.cases.Dataset
+    """`data` once the broker has checkpointed its high watermarks, where a read of the files ends."""
+    from bench.log_bench import wait_checkpointed
+
+    wait_checkpointed(node, data)
+    _RECORDS[data.case.topic] = data.records
+    return data
+
+
+def time_once(spark, run: Callable[[str, str], int | None], name: str, topic: str, scratch: Path, want: int,
               memory: list[float] | None = None) -> float:
-    """Seconds for one load into a fresh table; its row count is checked after the clock stops. `memory` gets
-    the largest peak RSS (MB) of one Python worker during the load."""
+    """Seconds for one load into a fresh table; its row count (or the count a ceiling returns) is checked after
+    the clock stops. `memory` gets the largest peak RSS (MB) of one Python worker during the load."""
     from bench.rss import WorkerMemory, spark_jvm_pid
 
     table = str(scratch / f"t-{uuid.uuid4().hex[:8]}")
     try:
         with WorkerMemory(spark_jvm_pid()) as workers:
             began = time.perf_counter()
-            run(topic, table)
+            counted = run(topic, table)
             seconds = time.perf_counter() - began
         if memory is not None:
             memory.append(workers.peak_worker_kb / 1024)
-        rows = spark.read.format("delta").load(table).count()
+        rows = counted if counted is not None else spark.read.format("delta").load(table).count()
+        if rows == -1:
+            return seconds
         if rows != want:
             raise RuntimeError(f"{name}: the table holds {rows} rows, expected {want}")
         return seconds
@@ -89,7 +144,7 @@ def markdown(result: dict[str, Any]) -> str:
     meta = result["meta"]
     lines = [f"`{meta['command']}` — {meta['when']}, {meta['runs']} run(s) each, {meta['records']:,} records per "
              f"case, {PARTITIONS} partitions", "",
-             "| value | writer | median s | records/s | MB/s | vs kafka + delta | worker peak RSS MB |",
+             "| value | contender | median s | records/s | MB/s | vs kafka + delta | worker peak RSS MB |",
              "|---|---|---|---|---|---|---|"]
     for case in result["cases"]:
         peer_times = case["seconds"].get(PEER)
@@ -109,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, help="runs per contender and case (default 3; quick 1)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="value sizes in bytes (default 100,1000)")
     parser.add_argument("--contenders", help="a comma-separated subset of: load spark, load direct, kafka + delta")
+    parser.add_argument("--backfill", action="store_true",
+                        help="the back-fill from the broker's log dir beside kafka + delta, and its ceilings")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
                         help="where the JSON and Markdown results go (default bench/results)")
     args = parser.parse_args(argv)
@@ -129,15 +186,19 @@ def main(argv: list[str] | None = None) -> int:
     spark = None
     try:
         spark = local_spark("kafka-spark-direct-bench", extra=SPARK_CONF)
-        loads = contenders(spark, node.bootstrap)
+        loads: dict[str, Callable[[str, str], int | None]] = dict(contenders(spark, node.bootstrap))
+        if args.backfill:
+            loads = backfill_contenders(spark, node, 100)
         if args.contenders:
             wanted = [c.strip() for c in args.contenders.split(",")]
             loads = {name: loads[name] for name in wanted}
-        warm = produce(node, Case(100, "none", PARTITIONS, 20_000))
+        warm = settled(node, produce(node, Case(100, "none", PARTITIONS, 20_000)))
         for name, run in loads.items():  # JIT, Python workers, class loading: not recorded
             time_once(spark, run, name, warm.case.topic, scratch, warm.records)
         for size in sizes:
-            data = produce(node, Case(size, "none", PARTITIONS, records))
+            data = settled(node, produce(node, Case(size, "none", PARTITIONS, records)))
+            if args.backfill:
+                loads = {name: run for name, run in backfill_contenders(spark, node, size).items() if name in loads}
             log(f"{data.case.topic}: {data.records:,} records of {size} B")
             seconds: dict[str, list[float]] = {name: [] for name in loads}
             memory: dict[str, list[float]] = {name: [] for name in loads}
@@ -156,12 +217,13 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"direct-{stamp}.json"
+    kind = "backfill" if args.backfill else "direct"
+    path = args.out / f"{kind}-{stamp}.json"
     path.write_text(json.dumps(result, indent=1))
     table = markdown(result)
     path.with_suffix(".md").write_text(table)
-    shutil.copy(path, args.out / "direct-latest.json")
-    shutil.copy(path.with_suffix(".md"), args.out / "direct-latest.md")
+    shutil.copy(path, args.out / f"{kind}-latest.json")
+    shutil.copy(path.with_suffix(".md"), args.out / f"{kind}-latest.md")
     print()
     print(table)
     return 0

@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                     f"{datasets[0].ranges[0][1]:,} records) | {min(dumps['ours']):.2f} s | {min(dumps['kafka']):.2f} s "
                     f"| {min(dumps['kafka']) / min(dumps['ours']):.1f}x |")
     finally:
-        node.stop()
+        node.discard()
 
     print()
     print(f"Best of {args.runs} runs, {os.cpu_count()} CPUs, local[2], noop sink:")

@@ -78,6 +78,10 @@ def add_load_arguments(p: argparse.ArgumentParser) -> None:
     add_common_arguments(p, "kafka-to-delta.toml",
                          "print only the run's summary, as one line of JSON (no progress display)")
     p.add_argument("--max-records", metavar="N", help="load at most N offsets in this run (default: all new ones)")
+    p.add_argument("--log-dirs", metavar="DIR[,DIR]",
+                   help="back-fill from Kafka log directories (paths, globs or s3a:// URIs) instead of brokers: "
+                        "from the table's committed offsets to the end of the files, committed as a load from "
+                        "brokers is, so either kind of run continues the other")
 
 
 def add_stream_arguments(p: argparse.ArgumentParser) -> None:

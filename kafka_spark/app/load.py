@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping, Sequence
 
 from kafka_spark.app.arguments import add_load_arguments, app_parser
-from kafka_spark.app.config import SAMPLE_TABLE, merge_settings, table_location, validate
+from kafka_spark.app.config import SAMPLE_TABLE, client_properties, merge_settings, table_location, validate
 from kafka_spark.app.demo import SAMPLE_TOPIC, STOP_HINT
 from kafka_spark.app.exits import run_program
 from kafka_spark.app.output import Notes, print_embedded, print_offsets
@@ -27,6 +27,7 @@ from kafka_spark.delta import (
     load,
     load_tables,
 )
+from kafka_spark.delta.sink import resolve_transform
 from kafka_spark.local.session import LazySpark
 
 PROG = "kafka-to-delta"
@@ -90,10 +91,14 @@ def _run_load(config: LoadConfig, as_json: bool, prog: str) -> int:
     if routed(config):
         return _run_routed_load(config, as_json, prog, spark, started, note)
     table = table_location(config.table or str(SAMPLE_TABLE))
-    source = resolve_source(config, table, note, spark.prestart,
-                            lambda: committed_position(table, config.sink_id, spark) is not None)
+    if config.log_dirs:
+        source = Source(client_properties(config), list(config.topics), resolve_transform(config.transform), "",
+                        embedded=False)
+    else:
+        source = resolve_source(config, table, note, spark.prestart,
+                                lambda: committed_position(table, config.sink_id, spark) is not None)
     options = LoadOptions(**sink_settings(config, source, table), max_records=config.max_records,
-                          progress=not as_json)
+                          progress=not as_json, log_dirs=config.log_dirs or None)
     try:
         result = load(spark, options)
     except OffsetsMovedBackwardsError as exc:

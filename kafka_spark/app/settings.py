@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_spark.app.config import COMMON_KEYS, AppConfig
-from kafka_spark.app.values import Parser, parse_count, parse_positive, parse_text
+from kafka_spark.app.values import Parser, parse_count, parse_names, parse_positive, parse_text
 from kafka_spark.delta.stream import trigger_kwargs
 from kafka_spark.errors import ConfigError
 from kafka_spark.spark.options import duration_ms
@@ -14,9 +14,15 @@ from kafka_spark.spark.options import duration_ms
 
 @dataclass
 class LoadConfig(AppConfig):
-    """A batch load's settings: the common ones and a cap on the offsets one run loads."""
+    """A batch load's settings: the common ones, a cap on the offsets one run loads, and the log dirs a
+    back-fill reads instead of brokers."""
 
     max_records: int | None = None
+    log_dirs: list[str] = field(default_factory=list)
+
+    @property
+    def embedded(self) -> bool:
+        return not self.log_dirs and super().embedded
 
 
 @dataclass
@@ -46,7 +52,8 @@ def parse_delay(value: Any, name: str) -> str:
     return text
 
 
-LOAD_KEYS: dict[str, tuple[str, Parser]] = {**COMMON_KEYS, "max-records": ("max_records", parse_positive)}
+LOAD_KEYS: dict[str, tuple[str, Parser]] = {**COMMON_KEYS, "max-records": ("max_records", parse_positive),
+                                             "log-dirs": ("log_dirs", parse_names)}
 
 STREAM_KEYS: dict[str, tuple[str, Parser]] = {
     **COMMON_KEYS,

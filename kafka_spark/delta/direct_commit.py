@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from kafka_spark.delta.direct import DirectTarget
     from kafka_spark.delta.options import KafkaSource, LoadOptions
-    from kafka_spark.delta.sink import LoadResult
+    from kafka_spark.delta.sink import LoadResult, PlanReader
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +77,10 @@ def begin_job(options: LoadOptions, commit: SinkCommit, target: DirectTarget) ->
 
 
 def write_direct(spark: Any, options: LoadOptions, plan: BatchPlan, commit: SinkCommit,
-                 target: DirectTarget) -> LoadResult:
+                 target: DirectTarget, read: PlanReader | None = None) -> LoadResult:
     """Write the plan's records as the table's files in its tasks and commit them with `commit` in one
-    Delta transaction; detect a batch someone else committed, as Spark's writer does."""
+    Delta transaction; detect a batch someone else committed, as Spark's writer does. `read(extra)` reads
+    the plan with the direct-write options `extra` (by default `read_plan`, from the brokers)."""
     from kafka_spark.delta.sink import read_plan
 
     job = begin_job(options, commit, target)
@@ -87,8 +88,9 @@ def write_direct(spark: Any, options: LoadOptions, plan: BatchPlan, commit: Sink
     if job.writes:
         _crash_point("before-write")
         if plan.reading:
-            rows = [r.asDict() for r in read_plan(spark, options.source, plan,
-                                                   direct_options(file_spec(target))).collect()]
+            extra = direct_options(file_spec(target))
+            frame = read(extra) if read is not None else read_plan(spark, options.source, plan, extra)
+            rows = [r.asDict() for r in frame.collect()]
     return finish_job(job, rows)
 
 

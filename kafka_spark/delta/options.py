@@ -135,6 +135,12 @@ class LoadOptions:
     see direct.py. Batch loads and streams alike: a stream chooses when it starts (`start_stream` refuses
     "direct" there), and a directly written micro-batch reads its own offsets from Kafka in the write
     instead of the query's DataFrame (see stream.py).
+
+    `log_dirs` (a batch load only): read the records from Kafka log directories, as `format("pykafka-log")`'s
+    `path` takes them (a path, a URI, a glob, or several), instead of from brokers; `kafka` then needs no
+    brokers (its `isolation.level` still applies). The batch runs from the table's committed offsets (else
+    `starting`) to the end of the files, with the same commit, so a load from brokers continues it (see
+    log_load.py).
     """
 
     table: str | None = None
@@ -161,10 +167,13 @@ class LoadOptions:
     format_options: dict[str, str] = field(default_factory=dict)
     routing: Routing | None = None
     writer: str = "auto"
+    log_dirs: str | Sequence[str] | None = None
 
     def __post_init__(self) -> None:
         if self.table is not None and self.routing is not None:
             raise ConfigError("give a table or a routing of topics to tables, not both")
+        if self.log_dirs is not None and self.routing is not None:
+            raise ConfigError("log_dirs loads one table: give `table` instead of a routing")
         if self.table is None and self.routing is None:
             raise ConfigError("give the table to load into, or a routing of topics to tables")
 
@@ -224,6 +233,11 @@ class StreamOptions(LoadOptions):
     source_options: dict[str, str] = field(default_factory=dict)
     on_commit: Callable[[int, LoadResult], None] | None = None
     on_trigger: Callable[[int, MultiLoadResult], None] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.log_dirs is not None:
+            raise ConfigError("log_dirs back-fills a table in batch loads (load); a stream reads brokers")
 
     @property
     def pacing(self) -> Pacing:

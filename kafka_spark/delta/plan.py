@@ -82,13 +82,18 @@ def selected_partitions(cluster: Cluster, others: Sequence[SinkCommit], topics: 
     tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
     if not tps:
         raise ConfigError(f"no topic matches {pattern!r}" if pattern else "no topics to load")
+    refuse_shared(others, tps)
+    return tps
+
+
+def refuse_shared(others: Sequence[SinkCommit], tps: Sequence[TopicPartition]) -> None:
+    """ConcurrentWriterError when another sink of the table already holds one of `tps`."""
     for other in others:
         shared = sorted(set(other.offsets) & set(tps))
         if shared:
             raise ConcurrentWriterError(
                 f"{', '.join(map(str, shared[:5]))} already loaded into this table by sink {other.sink_id!r}; "
                 "one table holds each topic-partition from one sink only (use that sink id, or another table)")
-    return tps
 
 
 def first_starts(cluster: Cluster, starting: str | int, tps: Sequence[TopicPartition],

@@ -9,7 +9,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +96,10 @@ def load(spark, options: LoadOptions) -> LoadResult:
     """Load everything new since the table's committed offsets (up to `max_records`) in one Delta commit."""
     if options.routing is not None:
         raise ConfigError("options with a routing load many tables: call load_tables, which reports each table")
+    if options.log_dirs is not None:
+        from kafka_spark.delta.log_load import load_log_dirs
+
+        return load_log_dirs(spark, options)
     started = time.monotonic()
     source, target, parsing, publishing = options.source, options.target, options.parsing, options.publishing
     sink_id = check_sink_id(target.sink_id)
@@ -154,6 +158,8 @@ def decoded_ddl(source: KafkaSource) -> str:
 
 
 _VIEW_LOCK = threading.Lock()
+# The DataFrame of a plan's records, given further source options (commit_batch's `read`).
+PlanReader = Callable[[Mapping[str, str] | None], Any]
 
 
 def apply_transform(df, transform: str | Transform | None):
@@ -193,15 +199,18 @@ def resolve_callable(path: str) -> Transform:
 
 
 def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str,
-                 location: TableLocation | None = None) -> LoadResult:
-    """Write the plan's rows and offsets in one Delta commit; detect a batch someone else committed."""
+                 location: TableLocation | None = None, read: PlanReader | None = None) -> LoadResult:
+    """Write the plan's rows and offsets in one Delta commit; detect a batch someone else committed.
+
+    `read(extra)` gives the DataFrame of the plan's records with the further source options `extra` (the
+    direct writer's); by default `read_plan`, from the brokers."""
     commit = SinkCommit(sink_id=options.sink_id, batch=plan.batch, offsets=plan.committed_offsets(),
                         start_offsets=dict(plan.start), run_id=run_id, committed_at_ms=now_ms())
     choice = choose_writer(spark, options, location)
     if choice.target is not None:
-        result = write_direct(spark, options, plan, commit, choice.target)
+        result = write_direct(spark, options, plan, commit, choice.target, read)
     else:
-        df = read_plan(spark, options.source, plan)
+        df = read(None) if read is not None else read_plan(spark, options.source, plan)
         result = write_commit(spark, options.target, options.format, options.parsing, df, commit,
                               f"batch {plan.batch}", location)
     result.lost = dict(plan.lost)

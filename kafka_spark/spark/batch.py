@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import importlib
-import json
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import (
@@ -18,8 +16,8 @@ from pyspark.sql.datasource import (
     InputPartition,
 )
 
-from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import OffsetRange
+from kafka_spark.spark.direct_write import DIRECT_WRITE_OPTIONS, DirectWrite, direct_write
 from kafka_spark.spark.options import PLANNED_RANGES, SourceOptions, parse_source_options, planned_ranges
 from kafka_spark.spark.partition import KafkaInputPartition
 from kafka_spark.spark.payloads import query_plan
@@ -112,41 +110,5 @@ class KafkaBatchReader(DataSourceReader):
         yield from read_range(self.options, partition.range)
 
 
-# Internal options of a read that writes its ranges somewhere instead of yielding records (the Delta sink's
-# direct writer): `directWriteTo` is a JSON object naming the writer (`module:function` within kafka_spark),
-# the DDL of the rows it yields, and its own spec; `directWriteSecret` holds what the writer needs to reach
-# the store, apart from the spec, under a name that Spark's default redaction pattern (`secret`) matches.
-DIRECT_WRITE = "directWriteTo"
-DIRECT_WRITE_SECRET = "directWriteSecret"
-OWN_OPTIONS = (PLANNED_RANGES, DIRECT_WRITE, DIRECT_WRITE_SECRET)
-
-
-@dataclass(frozen=True)
-class DirectWrite:
-    """A read's ranges written by `writer(batches, range, spec, secret)`, which yields the rows `rows_ddl` says."""
-
-    writer: str
-    rows_ddl: str
-    spec: str
-    secret: str | None = field(default=None, repr=False)
-
-    def write(self, batches: Iterator[pa.RecordBatch], r: OffsetRange) -> Iterator[pa.RecordBatch]:
-        module, _, name = self.writer.partition(":")
-        function = getattr(importlib.import_module(module), name)
-        yield from function(batches, r, self.spec, self.secret)
-
-
-def direct_write(options: Mapping[str, str]) -> DirectWrite | None:
-    """The read's direct write, if its options ask for one; ConfigError for a malformed one."""
-    given = {k.lower(): v for k, v in options.items()}
-    text = given.get(DIRECT_WRITE.lower())
-    if text is None:
-        return None
-    try:
-        raw = json.loads(text)
-        writer, ddl, spec = str(raw["writer"]), str(raw["rows"]), json.dumps(raw["spec"])
-    except (ValueError, KeyError, TypeError):
-        raise ConfigError(f"option {DIRECT_WRITE!r} is internal to the Delta sink and malformed") from None
-    if not writer.startswith("kafka_spark.") or ":" not in writer:
-        raise ConfigError(f"option {DIRECT_WRITE!r}: the writer must be a kafka_spark function")
-    return DirectWrite(writer, ddl, spec, given.get(DIRECT_WRITE_SECRET.lower()))
+# The Delta load's planned ranges and direct write (spark/direct_write.py): internal options of this source.
+OWN_OPTIONS = (PLANNED_RANGES, *DIRECT_WRITE_OPTIONS)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kafka_spark.client.config import ISOLATION_LEVELS
 from kafka_spark.errors import ConfigError
+from kafka_spark.spark.direct_write import DIRECT_WRITE_OPTIONS
 from kafka_spark.spark.options import Mode, SourceOptions, parse_source_options
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,8 @@ def parse_log_options(options: Mapping[str, str], mode: Mode = "batch") -> LogOp
     opts = {k.lower(): v for k, v in options.items() if v is not None}
     store = {k: v for k, v in options.items() if k.lower().startswith(_STORE_PREFIX) and v is not None}
     kafka_source = {k: v for k, v in options.items() if not k.lower().startswith(_STORE_PREFIX)}
-    source = parse_source_options(kafka_source, mode, source=SOURCE_NAME, own_options=_OWN.values(),
-                                  brokers_required=False)
+    source = parse_source_options(kafka_source, mode, source=SOURCE_NAME,
+                                  own_options=(*_OWN.values(), *DIRECT_WRITE_OPTIONS), brokers_required=False)
     if source.zookeeper_group:
         raise ConfigError("option 'startingOffsetsFromZooKeeperGroup' is not supported by pykafka-log: it reads "
                           "log files, not a cluster's consumer groups; give startingOffsets instead")

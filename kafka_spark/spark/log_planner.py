@@ -72,46 +72,75 @@ class FileOffsets:
         return out
 
 
+@dataclass(frozen=True)
+class PartitionBounds:
+    """A partition's offsets in the files: its log start (`earliest`), where the read's starting offsets
+    resolve (`start`) and the end a read stops at (`end`: the high watermark, or under read_committed the
+    last stable offset)."""
+
+    earliest: int
+    start: int
+    end: int
+
+
 def plan_log_batch(options: LogOptions) -> list[LogRange]:
     """The tasks of a batch read over `options.paths`."""
-    dirs = _log_dirs(options)
+    src = options.source
     with ExitStack() as stack:
-        replicas = _replicas(dirs, stack)
-        on_disk = sorted(replicas)
-        topics = sorted({tp.topic for tp in on_disk})
-        src = options.source
-
-        def partitions_of(topic: str) -> list[TopicPartition]:
-            found = [tp for tp in on_disk if tp.topic == topic]
-            if not found:
-                raise UnknownTopicError(f"topic {topic!r} is in none of the log dirs {', '.join(d.uri for d in dirs)}")
-            return found
-
-        def matching(pattern: str) -> list[str]:
-            # As a cluster's subscribePattern: a regex search, internal topics left out.
-            return [t for t in topics if not t.startswith("__") and re.search(pattern, t)]
-
-        tps = pick_partitions(partitions_of, matching, src.subscribe, src.pattern, src.assign)
-        chosen = {tp: _choose(tp, replicas[tp], options.replica_dir) for tp in tps}
-        logs = {tp: r.log for tp, r in chosen.items()}
-        # Any replica's checkpointed high watermark was the partition's at some point; the chosen
-        # replica reaches at least as far unless the user named a shorter one.
-        ends = {tp: min(max(r.log.high_watermark for r in replicas[tp]), logs[tp].log_end_offset) for tp in tps}
-        if options.isolation == "read_committed":
-            # As a broker answers read_committed ListOffsets: nothing at or past an open transaction.
-            ends = {tp: logs[tp].stable_offset_below(end) for tp, end in ends.items()}
-        lookup = FileOffsets(logs, ends)
+        chosen, lookup = _selected(options, stack)
+        tps = list(chosen)
         starts = resolve_spec(lookup, src.starting, tps, True, src.no_match_strategy)
         stops = resolve_spec(lookup, src.ending, tps, False, src.no_match_strategy)
         bounds = {tp: (starts[tp], stops[tp]) for tp in tps}
         if src.ending.kind == "offsets":
-            _past_the_end(bounds, ends, src.fail_on_data_loss)
+            _past_the_end(bounds, lookup.ends, src.fail_on_data_loss)
         pieces: list[LogRange] = []
         for tp, (start, end) in bounds.items():
             if start > end:
                 raise ConfigError(f"{tp}: the starting offset {start} is after the ending offset {end}")
             pieces += _segment_pieces(chosen[tp], start, end, options.task_bytes)
     return split_ranges(pieces, src.min_partitions, src.max_records_per_partition)
+
+
+def partition_bounds(options: LogOptions) -> dict[TopicPartition, PartitionBounds]:
+    """The offsets in the files of every partition the read selects, chosen as `plan_log_batch` chooses them."""
+    src = options.source
+    with ExitStack() as stack:
+        chosen, lookup = _selected(options, stack)
+        tps = list(chosen)
+        starts = resolve_spec(lookup, src.starting, tps, True, src.no_match_strategy)
+        earliest = lookup.earliest(tps)
+        return {tp: PartitionBounds(earliest[tp], starts[tp], lookup.ends[tp]) for tp in tps}
+
+
+def _selected(options: LogOptions, stack: ExitStack) -> tuple[dict[TopicPartition, _Replica], FileOffsets]:
+    """The replica read for each partition the options select (open until `stack` closes) and their offsets."""
+    dirs = _log_dirs(options)
+    replicas = _replicas(dirs, stack)
+    on_disk = sorted(replicas)
+    topics = sorted({tp.topic for tp in on_disk})
+    src = options.source
+
+    def partitions_of(topic: str) -> list[TopicPartition]:
+        found = [tp for tp in on_disk if tp.topic == topic]
+        if not found:
+            raise UnknownTopicError(f"topic {topic!r} is in none of the log dirs {', '.join(d.uri for d in dirs)}")
+        return found
+
+    def matching(pattern: str) -> list[str]:
+        # As a cluster's subscribePattern: a regex search, internal topics left out.
+        return [t for t in topics if not t.startswith("__") and re.search(pattern, t)]
+
+    tps = pick_partitions(partitions_of, matching, src.subscribe, src.pattern, src.assign)
+    chosen = {tp: _choose(tp, replicas[tp], options.replica_dir) for tp in tps}
+    logs = {tp: r.log for tp, r in chosen.items()}
+    # Any replica's checkpointed high watermark was the partition's at some point; the chosen
+    # replica reaches at least as far unless the user named a shorter one.
+    ends = {tp: min(max(r.log.high_watermark for r in replicas[tp]), logs[tp].log_end_offset) for tp in tps}
+    if options.isolation == "read_committed":
+        # As a broker answers read_committed ListOffsets: nothing at or past an open transaction.
+        ends = {tp: logs[tp].stable_offset_below(end) for tp, end in ends.items()}
+    return chosen, FileOffsets(logs, ends)
 
 
 def _log_dirs(options: LogOptions) -> list[Location]:
@@ -201,4 +230,4 @@ def _slices(seg: Segment, start: int, end: int, task_bytes: int) -> Iterator[tup
     yield from itertools.pairwise(edges)
 
 
-__all__ = ["FileOffsets", "LogRange", "plan_log_batch"]
+__all__ = ["FileOffsets", "LogRange", "PartitionBounds", "partition_bounds", "plan_log_batch"]

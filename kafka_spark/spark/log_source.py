@@ -1,5 +1,8 @@
 """`spark.read.format("pykafka-log")`: Kafka's segment files read straight off disk (or an object store),
-with pykafka's options and schema, so that a query switches between the two by its format name."""
+with pykafka's options and schema, so that a query switches between the two by its format name.
+
+Like `pykafka`, it takes the Delta sink's internal direct-write options (spark/direct_write.py): each task then
+writes its range as the table's files and yields the file rows instead of the records."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from typing import TYPE_CHECKING
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 
 from kafka_spark.errors import ConfigError
+from kafka_spark.spark.direct_write import DirectWrite, direct_write
 from kafka_spark.spark.log_options import SOURCE_NAME, LogOptions, parse_log_options
 from kafka_spark.spark.payloads import query_plan
 from kafka_spark.spark.schema import kafka_ddl
@@ -30,12 +34,16 @@ class KafkaLogDataSource(DataSource):
     def schema(self) -> str:
         # Spark calls this at load(): validating here makes bad options fail when the DataFrame is defined.
         source = parse_log_options(self.options, "any").source
+        direct = direct_write(self.options)
+        if direct is not None:
+            return direct.rows_ddl
         return kafka_ddl(source.include_headers, query_plan(self, source))
 
     def reader(self, schema: object) -> DataSourceReader:
         options = parse_log_options(self.options, "batch")
         plan = query_plan(self, options.source)
-        return KafkaLogBatchReader(replace(options, source=replace(options.source, payload_plan=plan)))
+        return KafkaLogBatchReader(replace(options, source=replace(options.source, payload_plan=plan)),
+                                   direct_write(self.options))
 
     def streamReader(self, schema: object) -> DataSourceStreamReader:
         raise ConfigError("pykafka-log reads log files in batch queries only (spark.read); for a stream, read the "
@@ -57,8 +65,9 @@ class LogInputPartition(InputPartition):
 class KafkaLogBatchReader(DataSourceReader):
     """Plans tasks from the files on the driver; each task reads its offsets on an executor."""
 
-    def __init__(self, options: LogOptions) -> None:
+    def __init__(self, options: LogOptions, direct: DirectWrite | None = None) -> None:
         self.options = options
+        self.direct = direct
 
     def partitions(self) -> Sequence[InputPartition]:
         from kafka_spark.spark.log_planner import plan_log_batch
@@ -72,7 +81,11 @@ class KafkaLogBatchReader(DataSourceReader):
         # With no ranges to read, Spark still runs one task, with no partition.
         if not isinstance(partition, LogInputPartition):
             return
-        yield from decoded(read_log_range(self.options, partition.range), self.options.source.payload_plan)
+        batches = decoded(read_log_range(self.options, partition.range), self.options.source.payload_plan)
+        if self.direct is not None:
+            yield from self.direct.write(batches, partition.range)
+            return
+        yield from batches
 
 
 __all__ = ["KafkaLogBatchReader", "KafkaLogDataSource", "LogInputPartition"]

@@ -4,6 +4,7 @@ and the crash tests' feeders and killable drivers."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import json
 import os
@@ -215,13 +216,22 @@ def run_available_now(spark, options) -> int:
     """Run an AvailableNow `start_stream` query to its end; the rows it read."""
     from kafka_spark.delta import start_stream
 
-    query = start_stream(spark, options)
+    rows: list[int] = []
+    given = options.on_commit
+
+    def on_commit(batch_id: int, result) -> None:
+        rows.append(result.rows)
+        if given is not None:
+            given(batch_id, result)
+
+    # The commits' rows, not Spark's progress: a directly written micro-batch leaves the query's frame unread.
+    query = start_stream(spark, dataclasses.replace(options, on_commit=on_commit))
     try:
         assert query.awaitTermination(300), "the AvailableNow stream did not finish"
     finally:
         query.stop()
     assert query.exception() is None
-    return sum(p.numInputRows for p in query.recentProgress)
+    return sum(rows)
 
 
 STREAM_ONCE = Path(__file__).parent / "stream_once.py"
@@ -291,3 +301,22 @@ def files_scanned(df) -> int:
         plan = plan.executedPlan()
     leaves = plan.collectLeaves()
     return sum(int(leaves.apply(i).metrics().apply("numFiles").value()) for i in range(leaves.size()))
+
+
+# The Kafka columns two readers of a table are compared on.
+ROW_COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+
+
+def spark_rows(spark, table: Path) -> list[tuple]:
+    """The table's Kafka columns as Delta on Spark reads them, sorted."""
+    return sorted(tuple(r) for r in spark.read.format("delta").load(str(table)).select(*ROW_COLUMNS).collect())
+
+
+def delta_rs_rows(table: Path) -> list[tuple]:
+    """The table's Kafka columns as delta-rs reads them, sorted, timestamps as Spark shows them."""
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(table)).to_pyarrow_table(columns=ROW_COLUMNS).to_pylist()
+    # Spark's rows hold the session's (UTC) local time, delta-rs's the UTC instant.
+    return sorted((*(r[c] for c in ROW_COLUMNS[:-2]), r["timestamp"].replace(tzinfo=None), r["timestampType"])
+                  for r in rows)

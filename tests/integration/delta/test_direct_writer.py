@@ -16,7 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from delta_support import files_scanned, latest_offsets_of, produce_numbered
+from delta_support import ROW_COLUMNS, delta_rs_rows, files_scanned, latest_offsets_of, produce_numbered, spark_rows
 from deltalake import DeltaTable
 
 from kafka_spark.delta import LoadOptions, committed_position, load
@@ -25,23 +25,12 @@ from kafka_spark.errors import ConfigError
 
 KAFKA_COLUMNS = ("`key` BINARY, `value` BINARY, `topic` STRING, `partition` INT, `offset` BIGINT, "
                  "`timestamp` TIMESTAMP, `timestampType` INT")
-COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
+COLUMNS = ROW_COLUMNS
 
 
 def options(kafka, table: Path | str, topic: str, writer: str = "direct", **kw: Any) -> LoadOptions:
     return LoadOptions(table=str(table), kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic], writer=writer,
                        **kw)
-
-
-def spark_rows(spark, table: Path) -> list[tuple]:
-    return sorted(tuple(r) for r in spark.read.format("delta").load(str(table)).select(*COLUMNS).collect())
-
-
-def delta_rs_rows(table: Path) -> list[tuple]:
-    rows = DeltaTable(str(table)).to_pyarrow_table(columns=COLUMNS).to_pylist()
-    # Spark's rows hold the session's (UTC) local time, delta-rs's the UTC instant.
-    return sorted((*(r[c] for c in COLUMNS[:-2]), r["timestamp"].replace(tzinfo=None), r["timestampType"])
-                  for r in rows)
 
 
 def test_a_direct_table_reads_identically_with_spark_and_delta_rs_and_skips_files(kafka, spark, producer, topic_name,

@@ -41,6 +41,17 @@ def test_offset_takes_a_time_but_not_a_bare_number():
         load.read_config(["--offset", "42"])
 
 
+def test_log_dirs_make_a_backfill_that_needs_no_broker_but_a_topic_and_a_table():
+    from kafka_spark.app.config import validate
+
+    config, _ = load.read_config(["--log-dirs", "/var/kafka/a,/var/kafka/b", "--topic", "t", "--table", "/t"])
+    assert (config.log_dirs, config.embedded) == (["/var/kafka/a", "/var/kafka/b"], False)
+    validate(config)
+    with pytest.raises(ConfigError, match="give --topic"):
+        validate(load.read_config(["--log-dirs", "/var/kafka/a", "--table", "/t"])[0])
+    assert load.read_config(["--table", "/t"])[0].embedded
+
+
 def test_file_then_environment_then_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     conf = tmp_path / "job.toml"
     conf.write_text('bootstrap-servers = "file:1"\ntopics = ["f"]\ntable = "/f"\nmax-records = 5\n'
