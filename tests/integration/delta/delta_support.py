@@ -225,7 +225,9 @@ def run_available_now(spark, options) -> int:
             given(batch_id, result)
 
     # The commits' rows, not Spark's progress: a directly written micro-batch leaves the query's frame unread.
-    query = start_stream(spark, dataclasses.replace(options, on_commit=on_commit))
+    run = dataclasses.replace(options, on_commit=on_commit)
+    query = start_stream(spark, run)
+    options.checkpoint = run.checkpoint  # where start_stream put it (beside a catalog table), as on `options`
     try:
         assert query.awaitTermination(300), "the AvailableNow stream did not finish"
     finally:
