@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.catalog import is_table_name
-from kafka_spark.delta.direct_files import PARTITION_KINDS, partitioning, time_zone, with_partitioning
+from kafka_spark.delta.direct_files import PARTITION_KINDS, time_zone
 from kafka_spark.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -47,16 +47,15 @@ DEFAULTS_PREFIX = "spark.databricks.delta.properties.defaults."
 
 @dataclass(frozen=True)
 class DirectTarget:
-    """What the direct writer commits against: the table's snapshot (None: not created yet), its location
-    and the table's Delta schema (JSON), which names its partition columns (`direct_files.with_partitioning`)."""
+    """What the direct writer commits against: the table's snapshot (None: not created yet), its location, the
+    table's Delta schema (JSON), its partition columns and the session time zone (a timestamp partition's
+    directory is named in it)."""
 
     location: TableLocation
     table: DeltaTable | None
     schema_json: str
-
-    @property
-    def partition_columns(self) -> list[str]:
-        return list(partitioning(self.schema_json)[0])
+    partition_columns: tuple[str, ...] = ()
+    time_zone: str = "UTC"
 
 
 @dataclass(frozen=True)
@@ -88,9 +87,7 @@ def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | No
         assert location is not None and rows is not None  # a catalog name or SQL rows give a reason
         schema = table.schema().to_json() if table is not None else rows
         columns = table.metadata().partition_columns if table is not None else options.partition_by
-        if columns:
-            schema = with_partitioning(schema, columns, zone)
-        return WriterChoice("direct", target=DirectTarget(location, table, schema))
+        return WriterChoice("direct", target=DirectTarget(location, table, schema, tuple(columns or ()), zone))
     if wanted == "direct":
         raise ConfigError(f"writer 'direct' cannot write to {options.table}: {reason}; use writer 'spark' or 'auto'")
     log.info("%s: Spark's writer, since %s", options.table, reason)

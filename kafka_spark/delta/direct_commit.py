@@ -41,8 +41,9 @@ def file_spec(target: DirectTarget) -> FileSpec:
     features = set((table.protocol().writer_features or []) if table is not None else [])
     # Delta on Spark marks its statistics tight on tables with deletion vectors.
     return FileSpec(target.location.delta_rs_uri or target.location.path, target.schema_json,
-                    stats_columns(target.schema_json, config), tight_bounds="deletionVectors" in features,
-                    storage_options=dict(target.location.storage_options))
+                    stats_columns(target.schema_json, config, target.partition_columns),
+                    tight_bounds="deletionVectors" in features, storage_options=dict(target.location.storage_options),
+                    partition_columns=target.partition_columns, time_zone=target.time_zone)
 
 
 def direct_options(spec: FileSpec) -> dict[str, str]:
@@ -210,7 +211,7 @@ def _commit(target: DirectTarget, rows: list[dict[str, Any]], commit: SinkCommit
     try:
         if target.table is None:
             create_table_with_add_actions(location.delta_rs_uri or location.path, Schema.from_json(target.schema_json),
-                                          adds, mode="error", partition_by=target.partition_columns or None,
+                                          adds, mode="error", partition_by=list(target.partition_columns) or None,
                                           storage_options=dict(location.storage_options) or None,
                                           commit_properties=properties)
         else:

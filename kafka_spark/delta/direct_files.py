@@ -71,23 +71,6 @@ _ESCAPED = frozenset([*map(chr, range(0x01, 0x20)), '"', "#", "%", "'", "*", "/"
 PARTITION_KINDS = frozenset({"string", "binary", "boolean", "byte", "short", "integer", "long", "float", "double",
                              "date", "timestamp", "timestamp_ntz"})
 # The members a file spec's schema JSON carries besides Delta's own (which readers of the schema ignore).
-_PARTITIONS_KEY, _ZONE_KEY = "partitionColumns", "sessionTimeZone"
-
-
-def with_partitioning(schema_json: str, columns: Iterable[str], time_zone: str = "UTC") -> str:
-    """`schema_json` (a Delta schema) that also names the table's partition columns and the session time zone
-    Spark names timestamp directories in; delta-rs reads it as the plain schema."""
-    raw = json.loads(schema_json)
-    raw[_PARTITIONS_KEY], raw[_ZONE_KEY] = list(columns), time_zone
-    return json.dumps(raw, separators=(",", ":"))
-
-
-def partitioning(schema_json: str) -> tuple[tuple[str, ...], str]:
-    """The partition columns and session time zone `with_partitioning` put in `schema_json` (none, UTC)."""
-    raw = json.loads(schema_json)
-    return tuple(raw.get(_PARTITIONS_KEY) or ()), str(raw.get(_ZONE_KEY) or "UTC")
-
-
 def escape_path_name(text: str) -> str:
     """`text` as Spark's ExternalCatalogUtils.escapePathName writes it in a path: %XX (upper-case hex) for
     each character it escapes."""
@@ -180,9 +163,9 @@ def _java_float(value: float, single: bool) -> str:
 
 @dataclass(frozen=True)
 class FileSpec:
-    """What a task needs to write a table's files: the root, the table's Delta schema (JSON, naming its partition
-    columns as `with_partitioning` does), the leaf columns that get statistics (paths of field names), and
-    whether Delta expects `tightBounds`."""
+    """What a task needs to write a table's files: the root, the table's Delta schema (JSON), the leaf columns
+    that get statistics (paths of field names), whether Delta expects `tightBounds`, the partition columns and
+    the session time zone that names a timestamp partition's directory."""
 
     root: str
     schema_json: str
@@ -190,22 +173,22 @@ class FileSpec:
     tight_bounds: bool = False
     target_file_bytes: int = TARGET_FILE_BYTES
     storage_options: Mapping[str, str] = field(default_factory=dict, repr=False)
+    partition_columns: tuple[str, ...] = ()
+    time_zone: str = "UTC"
 
     def to_json(self) -> str:
         """The spec without the storage options (they travel in their own, redacted, option)."""
         return json.dumps({"root": self.root, "schema": self.schema_json,
                            "stats": [list(p) for p in self.stats_columns], "tight": self.tight_bounds,
-                           "target": self.target_file_bytes})
+                           "target": self.target_file_bytes, "partitions": list(self.partition_columns),
+                           "zone": self.time_zone})
 
     @classmethod
     def from_json(cls, text: str, storage: str | None = None) -> FileSpec:
         raw = json.loads(text)
         return cls(raw["root"], raw["schema"], tuple(tuple(p) for p in raw["stats"]), bool(raw["tight"]),
-                   int(raw["target"]), json.loads(storage) if storage else {})
-
-    @property
-    def partition_columns(self) -> tuple[str, ...]:
-        return partitioning(self.schema_json)[0]
+                   int(raw["target"]), json.loads(storage) if storage else {}, tuple(raw.get("partitions") or ()),
+                   str(raw.get("zone") or "UTC"))
 
     def arrow_schema(self) -> pa.Schema:
         """The table's columns, partition columns included."""
@@ -232,10 +215,11 @@ def leaf_columns(schema_json: str) -> list[tuple[tuple[str, ...], str]]:
     return out
 
 
-def stats_columns(schema_json: str, configuration: Mapping[str, str | None]) -> tuple[tuple[str, ...], ...]:
-    """The leaf columns Delta collects statistics on for a table with this schema (partition columns, which
-    have none, named by `with_partitioning`) and configuration."""
-    partitions = set(partitioning(schema_json)[0])
+def stats_columns(schema_json: str, configuration: Mapping[str, str | None],
+                  partition_columns: Iterable[str] = ()) -> tuple[tuple[str, ...], ...]:
+    """The leaf columns Delta collects statistics on for a table with this schema, configuration and partition
+    columns (which have none)."""
+    partitions = set(partition_columns)
     leaves = [path for path, _ in leaf_columns(schema_json) if path[0] not in partitions]
     named = configuration.get("delta.dataSkippingStatsColumns")
     if named:
@@ -356,9 +340,9 @@ class FileWriter:
         self.partitions = spec.partition_columns
         kinds = dict(leaf_columns(spec.schema_json))
         self.kinds = [kinds[(c,)] for c in self.partitions]
-        zone = time_zone(partitioning(spec.schema_json)[1])
+        zone = time_zone(spec.time_zone)
         if zone is None and "timestamp" in self.kinds:
-            raise ValueError(f"session time zone {partitioning(spec.schema_json)[1]!r} is unknown")
+            raise ValueError(f"session time zone {spec.time_zone!r} is unknown")
         self.zone = zone or dt.timezone.utc
         # Spark's writer leaves the partition columns out of the files: their values are in the log.
         self.schema = pa.schema([f for f in self.table_schema if f.name not in self.partitions])

@@ -66,7 +66,6 @@ def test_existing_partitioned_tables_and_partition_by(tmp_path):
     from deltalake import DeltaTable, Schema
 
     from kafka_spark.delta.direct import DirectTarget
-    from kafka_spark.delta.direct_files import with_partitioning
 
     rows = rows_schema(options().source)
     table = DeltaTable.create(str(tmp_path), Schema.from_json(rows), partition_by=["topic", "partition"])
@@ -74,6 +73,8 @@ def test_existing_partitioned_tables_and_partition_by(tmp_path):
     assert direct_writer_reason(table, options(partition_by=["topic", "partition"]), rows) is None
     assert "partition_by (partition) differs from the table's partitioning (topic, partition)" in (
         direct_writer_reason(table, options(partition_by=["partition"]), rows))
-    target = DirectTarget(None, table, with_partitioning(rows, ["topic", "partition"]))  # type: ignore[arg-type]
-    assert target.partition_columns == ["topic", "partition"]
-    assert DirectTarget(None, None, rows).partition_columns == []  # type: ignore[arg-type]
+    assert DirectTarget(None, None, rows).partition_columns == ()  # type: ignore[arg-type]
+    from kafka_spark.delta.location import path_location
+
+    target = choose_writer(None, options(table=str(tmp_path)), path_location(str(tmp_path))).target
+    assert target is not None and (target.partition_columns, target.time_zone) == (("topic", "partition"), "UTC")

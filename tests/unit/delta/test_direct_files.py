@@ -23,10 +23,8 @@ from kafka_spark.delta.direct_files import (
     leaf_columns,
     partition_path,
     partition_value,
-    partitioning,
     stats_columns,
     time_zone,
-    with_partitioning,
     write_files,
 )
 from kafka_spark.records import kafka_schema
@@ -170,8 +168,8 @@ def test_a_timestamp_directory_is_named_in_the_session_time_zone_and_recorded_in
 
 
 def partitioned_spec(root: Path, columns: list[str], **kw) -> FileSpec:
-    schema = with_partitioning(KAFKA_JSON, columns)
-    return FileSpec(str(root), schema, stats_columns(schema, kw.pop("config", {})), **kw)
+    return FileSpec(str(root), KAFKA_JSON, stats_columns(KAFKA_JSON, kw.pop("config", {}), columns),
+                    partition_columns=tuple(columns), **kw)
 
 
 def file_rows(batches, spec_: FileSpec) -> list[dict]:
@@ -204,13 +202,14 @@ def test_an_unpartitioned_file_has_empty_partition_values(tmp_path):
 
 
 def test_statistics_skip_partition_columns_when_counting_indexed_columns():
-    schema = with_partitioning(KAFKA_JSON, ["key", "partition"])
+    columns = ["key", "partition"]
     # key and partition have none; the first four others get statistics
-    assert stats_columns(schema, {"delta.dataSkippingNumIndexedCols": "4"}) == (
+    assert stats_columns(KAFKA_JSON, {"delta.dataSkippingNumIndexedCols": "4"}, columns) == (
         ("value",), ("topic",), ("offset",), ("timestamp",))
-    assert ("partition",) not in stats_columns(schema, {})
-    assert partitioning(schema) == (("key", "partition"), "UTC") and partitioning(KAFKA_JSON) == ((), "UTC")
-    assert Schema.from_json(schema).to_json() == Schema.from_json(KAFKA_JSON).to_json()
+    assert ("partition",) not in stats_columns(KAFKA_JSON, {}, columns)
+    assert ("partition",) in stats_columns(KAFKA_JSON, {})
+    spec = FileSpec("/t", KAFKA_JSON, (), partition_columns=tuple(columns), time_zone="Asia/Tokyo")
+    assert FileSpec.from_json(spec.to_json()) == spec
 
 
 def test_files_per_partition_value_stay_within_the_target_size_and_open_files_are_bounded(tmp_path, monkeypatch):
@@ -249,13 +248,14 @@ def test_every_partition_column_type_splits_rows(tmp_path):
     schema = Schema.from_arrow(pa.schema([
         pa.field("b", pa.bool_()), pa.field("d", pa.date32()), pa.field("m", pa.decimal128(10, 2)),
         pa.field("f", pa.float64()), pa.field("t", pa.timestamp("us", "UTC")), pa.field("v", pa.int64())])).to_json()
-    laid = with_partitioning(nullable_schema(schema), ["b", "d", "m", "f", "t"])
+    laid, columns = nullable_schema(schema), ("b", "d", "m", "f", "t")
     batch = pa.RecordBatch.from_pydict({
         "b": [True, True, None], "d": [dt.date(2026, 1, 2)] * 3,
         "m": pa.array([decimal.Decimal("1.20")] * 2 + [None], pa.decimal128(10, 2)), "f": [0.5, 0.5, float("nan")],
         "t": pa.array([dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)] * 3, pa.timestamp("us", "UTC")),
         "v": [1, 2, 3]})
-    rows = file_rows([batch], FileSpec(str(tmp_path), laid, stats_columns(laid, {})))
+    rows = file_rows([batch], FileSpec(str(tmp_path), laid, stats_columns(laid, {}, columns),
+                                       partition_columns=columns))
     assert sorted((r["path"].rsplit("/", 1)[0], r["records"]) for r in rows) == [
         ("b=__HIVE_DEFAULT_PARTITION__/d=2026-01-02/m=__HIVE_DEFAULT_PARTITION__/f=NaN/t=2026-01-02 03%3A04%3A05", 1),
         ("b=true/d=2026-01-02/m=1.20/f=0.5/t=2026-01-02 03%3A04%3A05", 2)]
