@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.catalog import is_table_name
-from kafka_spark.delta.direct_files import PARTITION_KINDS, time_zone
+from kafka_spark.delta.direct_files import PARQUET_CODECS, PARTITION_KINDS, time_zone
 from kafka_spark.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -56,6 +56,7 @@ class DirectTarget:
     schema_json: str
     partition_columns: tuple[str, ...] = ()
     time_zone: str = "UTC"
+    compression: str = "snappy"
 
 
 @dataclass(frozen=True)
@@ -81,13 +82,17 @@ def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | No
         location = locate(options.table, spark)
     table = _snapshot(location) if location is not None and not location.name else None
     rows = rows_schema(options.source) if _rows_need_no_sql(options) else None
-    zone = session_time_zone(spark)
+    zone, codec = session_time_zone(spark), session_codec(spark)
     reason = direct_writer_reason(table, options, rows, session_defaults(spark), zone)
+    if reason is None and codec not in PARQUET_CODECS:
+        reason = (f"spark.sql.parquet.compression.codec is {codec} (the direct writer writes "
+                  f"{', '.join(PARQUET_CODECS)})")
     if reason is None:
         assert location is not None and rows is not None  # a catalog name or SQL rows give a reason
         schema = table.schema().to_json() if table is not None else rows
         columns = table.metadata().partition_columns if table is not None else options.partition_by
-        return WriterChoice("direct", target=DirectTarget(location, table, schema, tuple(columns or ()), zone))
+        return WriterChoice("direct", target=DirectTarget(location, table, schema, tuple(columns or ()), zone,
+                                                          codec))
     if wanted == "direct":
         raise ConfigError(f"writer 'direct' cannot write to {options.table}: {reason}; use writer 'spark' or 'auto'")
     log.info("%s: Spark's writer, since %s", options.table, reason)
@@ -254,6 +259,13 @@ def session_defaults(spark: Any) -> dict[str, str]:
     except AttributeError:  # PySpark without RuntimeConfig.getAll
         return {}
     return {k: v for k, v in (conf.items() if isinstance(conf, Mapping) else conf()) if k.startswith(DEFAULTS_PREFIX)}
+
+
+def session_codec(spark: Any) -> str:
+    """The Parquet compression codec the session's writers use (snappy without a session)."""
+    if spark is None:
+        return "snappy"
+    return str(spark.conf.get("spark.sql.parquet.compression.codec") or "snappy").strip().lower()
 
 
 def session_time_zone(spark: Any) -> str:

@@ -43,7 +43,8 @@ def file_spec(target: DirectTarget) -> FileSpec:
     return FileSpec(target.location.delta_rs_uri or target.location.path, target.schema_json,
                     stats_columns(target.schema_json, config, target.partition_columns),
                     tight_bounds="deletionVectors" in features, storage_options=dict(target.location.storage_options),
-                    partition_columns=target.partition_columns, time_zone=target.time_zone)
+                    partition_columns=target.partition_columns, time_zone=target.time_zone,
+                    compression=target.compression)
 
 
 def direct_options(spec: FileSpec) -> dict[str, str]:

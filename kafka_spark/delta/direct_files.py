@@ -58,6 +58,11 @@ _BOUNDED = {"byte", "short", "integer", "long", "float", "double", "date", "time
 # One row group per this much Arrow data: fetches come in small batches, and a row group per batch would
 # make files slow to read.
 ROW_GROUP_BYTES = 64 << 20
+# Spark's `spark.sql.parquet.compression.codec` values the direct writer writes -> (pyarrow's codec, the file
+# name's codec part as Spark's Parquet writer names it). Spark's lz4 (Hadoop's framing), lzo and brotli
+# are left to Spark's writer.
+PARQUET_CODECS = {"snappy": ("snappy", ".snappy"), "zstd": ("zstd", ".zstd"), "gzip": ("gzip", ".gz"),
+                  "none": ("none", ""), "uncompressed": ("none", "")}
 TARGET_FILE_BYTES = 128 << 20
 # Files open at once in a task: rows of one more partition value close the least recently written file.
 MAX_OPEN_FILES = 32
@@ -175,20 +180,21 @@ class FileSpec:
     storage_options: Mapping[str, str] = field(default_factory=dict, repr=False)
     partition_columns: tuple[str, ...] = ()
     time_zone: str = "UTC"
+    compression: str = "snappy"  # a PARQUET_CODECS key
 
     def to_json(self) -> str:
         """The spec without the storage options (they travel in their own, redacted, option)."""
         return json.dumps({"root": self.root, "schema": self.schema_json,
                            "stats": [list(p) for p in self.stats_columns], "tight": self.tight_bounds,
                            "target": self.target_file_bytes, "partitions": list(self.partition_columns),
-                           "zone": self.time_zone})
+                           "zone": self.time_zone, "compression": self.compression})
 
     @classmethod
     def from_json(cls, text: str, storage: str | None = None) -> FileSpec:
         raw = json.loads(text)
         return cls(raw["root"], raw["schema"], tuple(tuple(p) for p in raw["stats"]), bool(raw["tight"]),
                    int(raw["target"]), json.loads(storage) if storage else {}, tuple(raw.get("partitions") or ()),
-                   str(raw.get("zone") or "UTC"))
+                   str(raw.get("zone") or "UTC"), str(raw.get("compression") or "snappy"))
 
     def arrow_schema(self) -> pa.Schema:
         """The table's columns, partition columns included."""
@@ -420,11 +426,12 @@ class FileWriter:
     def _new(self, directory: str, values: dict[str, str | None]) -> _File:
         if len(self._open) >= MAX_OPEN_FILES:
             self._close(next(iter(self._open.values())))
-        path = f"{directory}{self.prefix}-{uuid.uuid4()}-c000.snappy.parquet"
+        codec, suffix = PARQUET_CODECS[self.spec.compression]
+        path = f"{directory}{self.prefix}-{uuid.uuid4()}-c000{suffix}.parquet"
         if self.local and directory:
             self.fs.create_dir(f"{self.base}{directory}", recursive=True)
         sink = self.fs.open_output_stream(f"{self.base}{path}")
-        writer = pq.ParquetWriter(sink, self.schema, compression="snappy")
+        writer = pq.ParquetWriter(sink, self.schema, compression=codec)
         stats = Stats(self.spec.schema_json, self.spec.stats_columns, self.spec.tight_bounds)
         return _File(directory, path, sink, writer, stats, values)
 

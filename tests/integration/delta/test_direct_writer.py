@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet
 import pytest
 from delta_support import ROW_COLUMNS, delta_rs_rows, files_scanned, latest_offsets_of, produce_numbered, spark_rows
 from deltalake import DeltaTable
@@ -170,6 +171,24 @@ def test_direct_writer_reason_on_tables_made_by_delta_on_spark(kafka, spark, pro
     log = (tmp_path / "deletion-vectors" / "_delta_log" / f"{dv.table_version:020d}.json").read_text().splitlines()
     adds = [json.loads(line)["add"] for line in log if line.startswith('{"add"')]
     assert adds and all(json.loads(a["stats"])["tightBounds"] is True for a in adds)
+
+
+def test_the_sessions_parquet_codec_is_the_direct_writers(kafka, spark, producer, topic_name, tmp_path):
+    kafka.create_topic(topic_name, partitions=1)
+    produce_numbered(producer, topic_name, 20)
+    codec = "spark.sql.parquet.compression.codec"
+    spark.conf.set(codec, "zstd")
+    try:
+        zstd = load(spark, options(kafka, tmp_path / "zstd", topic_name))
+        spark.conf.set(codec, "lz4")  # Hadoop's LZ4 framing: Spark's writer
+        lz4 = load(spark, options(kafka, tmp_path / "lz4", topic_name, writer="auto"))
+    finally:
+        spark.conf.unset(codec)
+    files = [a["path"] for a in pa.table(DeltaTable(str(tmp_path / "zstd")).get_add_actions(flatten=True)).to_pylist()]
+    assert zstd.writer == "direct" and files and all(f.endswith(".zstd.parquet") for f in files)
+    assert pa.parquet.ParquetFile(tmp_path / "zstd" / files[0]).metadata.row_group(0).column(0).compression == "ZSTD"
+    assert spark_rows(spark, tmp_path / "zstd") == spark_rows(spark, tmp_path / "lz4")
+    assert lz4.writer == "spark" and "spark.sql.parquet.compression.codec is lz4" in (lz4.writer_reason or "")
 
 
 def test_direct_writer_on_an_s3_store_with_the_sessions_credentials(kafka, spark_s3, s3, producer, topic_name):

@@ -208,8 +208,18 @@ def test_statistics_skip_partition_columns_when_counting_indexed_columns():
         ("value",), ("topic",), ("offset",), ("timestamp",))
     assert ("partition",) not in stats_columns(KAFKA_JSON, {}, columns)
     assert ("partition",) in stats_columns(KAFKA_JSON, {})
-    spec = FileSpec("/t", KAFKA_JSON, (), partition_columns=tuple(columns), time_zone="Asia/Tokyo")
+    spec = FileSpec("/t", KAFKA_JSON, (), partition_columns=tuple(columns), time_zone="Asia/Tokyo",
+                    compression="zstd")
     assert FileSpec.from_json(spec.to_json()) == spec
+
+
+@pytest.mark.parametrize(("codec", "suffix", "written"), [("snappy", ".snappy", "SNAPPY"), ("zstd", ".zstd", "ZSTD"),
+                                                          ("gzip", ".gz", "GZIP"), ("none", "", "UNCOMPRESSED")])
+def test_files_are_compressed_and_named_as_sparks_parquet_writer_does(tmp_path, codec, suffix, written):
+    rows = file_rows([kafka_batch(range(3))], spec(tmp_path, compression=codec))
+    assert rows[0]["path"].endswith(f"-c000{suffix}.parquet")
+    metadata = pq.ParquetFile(tmp_path / rows[0]["path"]).metadata
+    assert metadata.row_group(0).column(0).compression == written
 
 
 def test_files_per_partition_value_stay_within_the_target_size_and_open_files_are_bounded(tmp_path, monkeypatch):
