@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_spark.delta.direct_files import FILE_ROWS_DDL, FileSpec, stats_columns
 from kafka_spark.delta.direct_routes import routed_options
 from kafka_spark.delta.errors import BadRecordError, ConcurrentWriterError
-from kafka_spark.delta.plan import BatchPlan
+from kafka_spark.delta.plan import BatchPlan, merged_plan
 from kafka_spark.delta.position import SinkCommit, app_id, materialize, now_ms, write_pending
 
 if TYPE_CHECKING:
@@ -107,13 +107,8 @@ def write_tables(spark: Any, source: KafkaSource, parts: Sequence[tuple[str, Bat
     if not writing:
         return found
     _crash_point("before-write")
-    merged = BatchPlan(batch=0, start={}, end={})
-    specs: dict[str, FileSpec] = {}
-    for topic, plan, job in writing:
-        merged.start.update({tp: plan.start[tp] for tp in plan.reading})
-        merged.end.update({tp: plan.end[tp] for tp in plan.reading})
-        merged.leaders.update(plan.leaders)
-        specs[topic] = file_spec(job.target)
+    merged = merged_plan([plan for _, plan, _ in writing])
+    specs = {topic: file_spec(job.target) for topic, _, job in writing}
     read = dataclasses.replace(source, topics=sorted(specs), decoding={})
     for row in read_plan(spark, read, merged, routed_options(specs)).collect():
         found[row["topic"]].append(row.asDict())

@@ -27,7 +27,7 @@ from kafka_spark.delta.errors import ConcurrentWriterError
 from kafka_spark.delta.location import TableLocation, locate
 from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
 from kafka_spark.delta.options import LoadOptions
-from kafka_spark.delta.plan import BatchPlan, checked_start, first_starts
+from kafka_spark.delta.plan import BatchPlan, checked_start, first_starts, merged_plan
 from kafka_spark.delta.position import SinkCommit, now_ms, sink_positions
 from kafka_spark.delta.progress import Progress
 from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selected_rows, selection
@@ -224,12 +224,7 @@ def _moves(run: TableRun) -> bool:
 def _shared_read(spark, options: LoadOptions, runs: list[TableRun]):
     """One read of the raw tables' ranges, in at most as many tasks as Spark runs at once, persisted: each
     table's commit scans it for its topic, so fewer partitions means fewer tasks per table."""
-    plan = BatchPlan(batch=0, start={}, end={})
-    for run in runs:
-        assert run.plan is not None
-        plan.start.update(run.plan.start)
-        plan.end.update(run.plan.end)
-        plan.leaders.update(run.plan.leaders)
+    plan = merged_plan([run.plan for run in runs if run.plan is not None])
     source = dataclasses.replace(options.source, topics=sorted({r.routed.topic for r in runs}), decoding={})
     df = read_plan(spark, source, plan)
     slots = max(spark.sparkContext.defaultParallelism, 1)

@@ -43,13 +43,13 @@ from kafka_spark.delta.location import TableLocation, locate
 from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
 from kafka_spark.delta.offset_log import batch_end_offsets, fresh_checkpoint
 from kafka_spark.delta.options import StreamOptions
-from kafka_spark.delta.plan import BatchPlan, first_starts
+from kafka_spark.delta.plan import BatchPlan, first_starts, placed_offsets
 from kafka_spark.delta.position import SinkCommit, committed_position, now_ms
 from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selected_rows, selection
 from kafka_spark.delta.routed_writes import RoutedWrites
 from kafka_spark.delta.sink import LoadResult, read_plan
 from kafka_spark.delta.table_commit import Mirrors, check_table, failed_result, run_commits
-from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
+from kafka_spark.offsets.ranges import EARLIEST
 from kafka_spark.offsets.resolve import resolve_partitions
 from kafka_spark.spark.redaction import redact_secret_options
 
@@ -75,11 +75,8 @@ def start_routed_stream(spark, options: StreamOptions):
     subscription = ("subscribePattern", pattern) if pattern else ("subscribe", ",".join(topics))
     # Values stay bytes in the query: a table whose values a registry format decodes reads its own ranges.
     source = dataclasses.replace(options.source, decoding={})
-    # Spark's rule for specific starting offsets is that they name every selected partition, so a topic
-    # created between here and the query's first trigger fails it; "earliest" has no such window. A
-    # checkpoint with a committed micro-batch does not use them.
-    at_beginning = all(tp in beginnings and off == beginnings[tp] for tp, off in starts.items())
-    starting = "earliest" if at_beginning or not fresh else offsets_to_json(starts)
+    # A checkpoint with a committed micro-batch does not use them.
+    starting = placed_offsets(starts, beginnings) if fresh else "earliest"
     read = {**source.client_options(), "startingOffsets": starting, subscription[0]: subscription[1],
             **options.pacing.reader_options(), **source.read_flags()}
     df = spark.readStream.format("pykafka").options(**read).load()
@@ -192,25 +189,27 @@ class RoutedBatchWriter:
         result = MultiLoadResult(batch_id=batch_id)
         mirrors = Mirrors()
         work = self._work(end, start, result, mirrors)
-        try:
-            self._commit(df, batch_id, work, start, result, mirrors)
-        finally:
-            result.tables.sort(key=lambda r: r.table)
-            result.seconds, result.driver_seconds = time.monotonic() - started, time.process_time() - cpu
-            self.results.append(result)
-        mirrors.publish()
-        result.latest = self._latest(list(end), batch_id)
+        # One connection to the cluster for the micro-batch: earliest offsets, mirrors, latest offsets.
+        with Cluster(self.options.kafka) as cluster:
+            try:
+                self._commit(df, batch_id, work, start, result, mirrors, cluster)
+            finally:
+                result.tables.sort(key=lambda r: r.table)
+                result.seconds, result.driver_seconds = time.monotonic() - started, time.process_time() - cpu
+                self.results.append(result)
+            mirrors.publish(cluster)
+            result.latest = self._latest(cluster, list(end), batch_id)
         if self.options.on_trigger is not None:
             self.options.on_trigger(batch_id, result)
         log.info("micro-batch %d: %d table(s) committed, %d failed, %d rows, %.2fs (driver %.2fs)", batch_id,
                  len(result.committed), len(result.failed), result.rows, result.seconds, result.driver_seconds)
 
-    def _latest(self, tps: list[TopicPartition], batch_id: int) -> dict[TopicPartition, int]:
+    @staticmethod
+    def _latest(cluster: Cluster, tps: list[TopicPartition], batch_id: int) -> dict[TopicPartition, int]:
         """The brokers' latest offsets of the micro-batch's partitions, for each table's lag (one request per
         broker); none when they cannot be read, which costs the progress its lag and nothing else."""
         try:
-            with Cluster(self.options.kafka) as cluster:
-                return latest_offsets(cluster, tps, cluster.config.isolation_level)
+            return latest_offsets(cluster, tps, cluster.config.isolation_level)
         except Exception as exc:  # progress only: the micro-batch has committed
             log.warning("micro-batch %d: the latest offsets for its lag could not be read: %s", batch_id, exc)
             return {}
@@ -243,11 +242,11 @@ class RoutedBatchWriter:
         return work
 
     def _commit(self, df, batch_id: int, work: list[TableWork], start: Offsets | None, result: MultiLoadResult,
-                mirrors: Mirrors) -> None:
+                mirrors: Mirrors, cluster: Cluster) -> None:
         writes = RoutedWrites(self.spark, dataclasses.replace(self.options.source, decoding={}), self.choices)
         for item in work:
             writes.writer(item.routed, self.locations.get(item.routed.table))
-        self._resolve_earliest(work, writes)
+        self._resolve_earliest(work, writes, cluster)
         commits = {item.routed.table: self._sink_commit(item, batch_id) for item in work}
         for item in work:
             writes.add(item.routed, self._own_plan(item), commits[item.routed.table])
@@ -280,14 +279,14 @@ class RoutedBatchWriter:
             raise TableCommitError(f"table {item.routed.table} (topic {item.routed.topic!r}) failed: {exc}",
                                    item.routed.table, item.routed.topic, result) from exc
 
-    def _resolve_earliest(self, work: list[TableWork], writes: RoutedWrites) -> None:
+    @staticmethod
+    def _resolve_earliest(work: list[TableWork], writes: RoutedWrites, cluster: Cluster) -> None:
         """The earliest offsets of the partitions that begin there, in one request for the micro-batch."""
         wanted = [tp for w in work for tp, b in w.begin.items()
                   if b == EARLIEST or (b is None and writes.reads_own(w.routed))]
         if not wanted:
             return
-        with Cluster(self.options.kafka) as cluster:
-            earliest = earliest_offsets(cluster, wanted)
+        earliest = earliest_offsets(cluster, wanted)
         for w in work:
             for tp in w.begin:
                 if tp in earliest:

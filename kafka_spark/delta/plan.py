@@ -16,7 +16,7 @@ from kafka_spark.delta.errors import ConcurrentWriterError, OffsetsMovedBackward
 from kafka_spark.delta.position import SinkCommit
 from kafka_spark.errors import ConfigError, DataLossError
 from kafka_spark.offsets.admission import rate_limit
-from kafka_spark.offsets.ranges import OffsetRange
+from kafka_spark.offsets.ranges import OffsetRange, offsets_to_json
 from kafka_spark.offsets.resolve import (
     EARLIEST_SPEC,
     LATEST_SPEC,
@@ -60,6 +60,25 @@ class BatchPlan:
     def committed_offsets(self) -> dict[TopicPartition, int]:
         """The position after this batch: every partition read, and every one carried over."""
         return {**self.carried, **self.end}
+
+
+def merged_plan(plans: Sequence[BatchPlan]) -> BatchPlan:
+    """One plan reading every range of `plans` (of different partitions), for a read shared by their tables."""
+    merged = BatchPlan(batch=0, start={}, end={})
+    for plan in plans:
+        merged.start.update(plan.start)
+        merged.end.update(plan.end)
+        merged.leaders.update(plan.leaders)
+    return merged
+
+
+def placed_offsets(starts: dict[TopicPartition, int], beginnings: dict[TopicPartition, int]) -> str:
+    """The `startingOffsets` that place a new query at `starts`: "earliest" when every start is its partition's
+    beginning (specific offsets must name every selected partition when Spark resolves them, so a partition
+    created before the first trigger would fail the query; "earliest" has no such window), else the offsets."""
+    if all(tp in beginnings and off == beginnings[tp] for tp, off in starts.items()):
+        return "earliest"
+    return offsets_to_json(starts)
 
 
 def starting_spec(starting: str | int) -> OffsetSpec:

@@ -40,7 +40,7 @@ from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.offset_log import batch_end_offsets, fresh_checkpoint
 from kafka_spark.delta.options import KafkaSource, StreamOptions, default_checkpoint
-from kafka_spark.delta.plan import BatchPlan, first_starts, selected_partitions, starting_spec
+from kafka_spark.delta.plan import BatchPlan, first_starts, placed_offsets, selected_partitions, starting_spec
 from kafka_spark.delta.position import (
     SinkCommit,
     check_sink_id,
@@ -113,10 +113,7 @@ def placed_start(spark, cluster: Cluster, source: KafkaSource, sink_id: str, loc
         starts = first_starts(cluster, source.starting, tps, source.start_zookeeper_group, source.fail_on_data_loss)
     else:
         starts = {tp: previous.offsets.get(tp, beginnings[tp]) for tp in tps}
-    # Specific offsets must name every selected partition when Spark resolves them, so a partition created
-    # before the first trigger would fail the query; "earliest" has no such window.
-    at_beginning = all(beginnings.get(tp) == off for tp, off in starts.items())
-    return ("startingOffsets", "earliest" if at_beginning else offsets_to_json(starts)), starts
+    return ("startingOffsets", placed_offsets(starts, beginnings)), starts
 
 
 def start_stream(spark, options: StreamOptions):
