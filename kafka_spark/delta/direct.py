@@ -2,11 +2,14 @@
 
 The direct writer (direct_files.py for the tasks, direct_commit.py for the commit) writes a batch's rows as
 Parquet in the tasks that read them and commits the files, the `txn` and the batch's JSON through
-delta-rs: no record crosses into the JVM. It serves what it can write exactly as Delta on Spark would: raw
-or registry-decoded records appended to a path table (or a new one) whose protocol asks nothing of a
-writer beyond the files, their statistics and the commit, partitioned (by `partition_by` or the table's own
-partitioning) by top-level columns of the rows or not at all. Everything else gets Spark's writer:
-`direct_writer_reason` says why, in one place.
+delta-rs: no record crosses into the JVM. It serves what it can write exactly as Delta on Spark would: raw,
+registry-decoded or `value_schema`-parsed records appended to a path table (or a new one) whose protocol
+asks nothing of a writer beyond the files, their statistics and the commit, partitioned (by `partition_by`
+or the table's own partitioning) by top-level columns of the rows or not at all. Everything else gets
+Spark's writer: `direct_writer_reason` says why, in one place.
+
+A batch can still go to Spark's writer when it is written: one whose JSON values the tasks cannot be sure
+to parse as Spark's `from_json` does, or that has records for the dead-letter table (direct_commit.py).
 
 `LoadOptions.writer`: "auto" (the default: the direct writer where it can serve the table, else Spark's, the
 reason reported in the result and the log), "direct" (refused with the reason when the table needs Spark's
@@ -57,6 +60,7 @@ class DirectTarget:
     partition_columns: tuple[str, ...] = ()
     time_zone: str = "UTC"
     compression: str = "snappy"
+    value_schema: str | None = None  # the struct `value_schema` parses values into (Spark's JSON form)
 
 
 @dataclass(frozen=True)
@@ -81,9 +85,10 @@ def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | No
 
         location = locate(options.table, spark)
     table = _snapshot(location) if location is not None and not location.name else None
-    rows = rows_schema(options.source) if _rows_need_no_sql(options) else None
+    parsed = parsed_struct(spark, options.value_schema) if options.value_schema else None
+    rows = rows_schema(options.source, parsed) if options.transform is None else None
     zone, codec = session_time_zone(spark), session_codec(spark)
-    reason = direct_writer_reason(table, options, rows, session_defaults(spark), zone)
+    reason = direct_writer_reason(table, options, rows, session_defaults(spark), zone, parsed)
     if reason is None and codec not in PARQUET_CODECS:
         reason = (f"spark.sql.parquet.compression.codec is {codec} (the direct writer writes "
                   f"{', '.join(PARQUET_CODECS)})")
@@ -92,34 +97,43 @@ def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | No
         schema = table.schema().to_json() if table is not None else rows
         columns = table.metadata().partition_columns if table is not None else options.partition_by
         return WriterChoice("direct", target=DirectTarget(location, table, schema, tuple(columns or ()), zone,
-                                                          codec))
+                                                          codec, parsed))
     if wanted == "direct":
         raise ConfigError(f"writer 'direct' cannot write to {options.table}: {reason}; use writer 'spark' or 'auto'")
     log.info("%s: Spark's writer, since %s", options.table, reason)
     return WriterChoice("spark", reason=reason)
 
 
-def _rows_need_no_sql(options: LoadOptions) -> bool:
-    return options.transform is None and options.value_schema is None
+def parsed_struct(spark: Any, ddl: str) -> str:
+    """The struct `value_schema` parses values into, in Spark's JSON form (as `from_json` gives it: nullable)."""
+    from kafka_spark.delta.dead_letter import value_struct
+
+    return nullable_schema(value_struct(spark, ddl).json())
 
 
 def direct_writer_reason(table: DeltaTable | None, options: LoadOptions, rows_schema_json: str | None = None,
-                         defaults: Mapping[str, str] | None = None, session_zone: str = "UTC") -> str | None:
+                         defaults: Mapping[str, str] | None = None, session_zone: str = "UTC",
+                         parsed: str | None = None) -> str | None:
     """Why the direct writer cannot serve `options`' table, or None when it can.
 
     `table` is the table's snapshot as delta-rs reads it (None: no table yet); `rows_schema_json` the Delta
     schema (JSON, all nullable) of the rows a load writes; `defaults` the session's Delta table-property
     defaults (`spark.databricks.delta.properties.defaults.*`), which a table created by Delta on Spark gets;
-    `session_zone` the session time zone, which names a timestamp partition's directory.
+    `session_zone` the session time zone, which names a timestamp partition's directory; `parsed` the struct
+    `value_schema` parses values into (Spark's JSON form).
     """
     if options.table is None or is_table_name(options.table):
         return "the table is named in a catalog (the direct writer writes paths and URIs)"
     if options.transform is not None:
         return "a transform makes the rows in Spark SQL"
     if options.value_schema is not None:
-        return "value_schema parses values in Spark SQL"
-    if options.dead_letter is not None:
-        return "a dead-letter table is written by Spark's writer"
+        from kafka_spark.formats.spark_json import certain_schema_reason
+
+        if parsed is None:
+            return "value_schema is parsed by Spark's from_json"
+        found = certain_schema_reason(parsed)
+        if found:
+            return f"value_schema is parsed by Spark's from_json, since {found}"
     wanted = list(options.partition_by or ())
     if table is None:
         if defaults:
@@ -230,8 +244,9 @@ def nullable_schema(schema_json: str) -> str:
     return json.dumps(walk(json.loads(schema_json)), separators=(",", ":"))
 
 
-def rows_schema(source: KafkaSource) -> str:
-    """The Delta schema (JSON, nullable) of the rows a raw or decoding read of `source` writes."""
+def rows_schema(source: KafkaSource, parsed: str | None = None) -> str:
+    """The Delta schema (JSON, nullable) of the rows a raw or decoding read of `source` writes, with the column
+    `data` of the struct `parsed` (Spark's JSON form) when `value_schema` parses values."""
     import pyarrow as pa
     from deltalake import Schema
 
@@ -247,7 +262,10 @@ def rows_schema(source: KafkaSource) -> str:
         assert payloads is not None
         types = decoded_types(plan_payloads(payloads, tuple(source.topics)))
         schema = pa.schema([pa.field(f.name, types.get(f.name, f.type)) for f in schema])
-    return nullable_schema(Schema.from_arrow(schema).to_json())
+    rows = json.loads(Schema.from_arrow(schema).to_json())
+    if parsed is not None:
+        rows["fields"].append({"name": "data", "type": json.loads(parsed), "nullable": True, "metadata": {}})
+    return nullable_schema(json.dumps(rows))
 
 
 def session_defaults(spark: Any) -> dict[str, str]:

@@ -5,6 +5,10 @@ The commit holds the files' `add` actions, the sink's `txn` (`txnAppId` = the si
 `position.py` reads both writers' commits alike. Delta on Spark skips a write whose `txn` version the
 table has already recorded; delta-rs does not, so the snapshot is checked here, and delta-rs's conflict
 check refuses a commit when another one with the same `txnAppId` landed after that snapshot.
+
+A batch whose tasks found a JSON value they cannot parse exactly as Spark's `from_json` does, or records
+for the dead-letter table, is written through Spark's writer instead (`SparkWriterNeeded`): the files the
+other tasks wrote are deleted, and the result says why.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kafka_spark.delta.direct_files import FILE_ROWS_DDL, FileSpec, stats_columns
+from kafka_spark.delta.direct_files import FILE_ROWS_DDL, FileSpec, delete_files, stats_columns
 from kafka_spark.delta.direct_routes import routed_options
 from kafka_spark.delta.errors import BadRecordError, ConcurrentWriterError
 from kafka_spark.delta.plan import BatchPlan, merged_plan
@@ -44,7 +48,7 @@ def file_spec(target: DirectTarget) -> FileSpec:
                     stats_columns(target.schema_json, config, target.partition_columns),
                     tight_bounds="deletionVectors" in features, storage_options=dict(target.location.storage_options),
                     partition_columns=target.partition_columns, time_zone=target.time_zone,
-                    compression=target.compression)
+                    compression=target.compression, value_schema=target.value_schema)
 
 
 def direct_options(spec: FileSpec) -> dict[str, str]:
@@ -54,6 +58,14 @@ def direct_options(spec: FileSpec) -> dict[str, str]:
     if spec.storage_options:
         options["directWriteSecret"] = json.dumps(dict(spec.storage_options))
     return options
+
+
+class SparkWriterNeeded(Exception):
+    """A batch the direct writer leaves to Spark's writer (`reason`); nothing of it was committed."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass
@@ -93,7 +105,24 @@ def write_direct(spark: Any, options: LoadOptions, plan: BatchPlan, commit: Sink
             extra = direct_options(file_spec(target))
             frame = read(extra) if read is not None else read_plan(spark, options.source, plan, extra)
             rows = [r.asDict() for r in frame.collect()]
-    return finish_job(job, rows)
+    try:
+        return finish_job(job, rows)
+    except SparkWriterNeeded as exc:
+        df = read(None) if read is not None else read_plan(spark, options.source, plan)
+        return written_by_spark(spark, options, df, commit, target, exc.reason, f"batch {commit.batch}")
+
+
+def written_by_spark(spark: Any, options: LoadOptions, df: Any, commit: SinkCommit, target: DirectTarget,
+                     reason: str, label: str) -> LoadResult:
+    """The batch `df` committed through Spark's writer, the direct writer having left it (`reason`)."""
+    from kafka_spark.delta.sink import write_commit
+
+    log.info("%s %s: Spark's writer, since %s", options.table, label, reason)
+    result = write_commit(spark, options.target, options.format, options.parsing, df, commit, label, target.location)
+    if target.table is not None:
+        target.table.update_incremental()  # the next direct commit of a stream starts from this one
+    result.writer, result.writer_reason = "spark", reason
+    return result
 
 
 def write_tables(spark: Any, source: KafkaSource, parts: Sequence[tuple[str, BatchPlan, DirectJob]]
@@ -124,6 +153,10 @@ def finish_job(job: DirectJob, rows: list[dict[str, Any]]) -> LoadResult:
     commit, target = job.commit, job.target
     sink_id, location = job.options.sink_id, target.location
     if job.writes:
+        reason = _spark_reason(rows, job.options)
+        if reason is not None:
+            delete_files(file_spec(target), [r["path"] for r in rows if r.get("path")])
+            raise SparkWriterNeeded(reason)
         _refuse_bad_records(rows, job.options, commit.batch)
         _commit(target, rows, commit, job.before)
         _crash_point("after-commit")
@@ -166,6 +199,21 @@ def _crash_point(name: str) -> None:
     from kafka_spark.delta.sink import _crash_point as crash  # sink imports this module
 
     crash(name)
+
+
+def _spark_reason(rows: list[dict[str, Any]], options: LoadOptions) -> str | None:
+    """Why the batch these file rows report on goes to Spark's writer, or None."""
+    reports = sorted((f["offset"], f["topic"], f["partition"], f["reason"], bool(f.get("spark")))
+                      for r in rows if r.get("firstBad") for f in (json.loads(r["firstBad"]),))
+    unsure = [r for r in reports if r[4]]
+    if unsure:
+        offset, topic, partition, why, _ = unsure[0]
+        return (f"the value of {topic} [{partition}] offset {offset} is left to Spark's from_json ({why}); "
+                "the batch was written by Spark's writer")
+    if reports and options.dead_letter is not None:
+        count = sum(r["badRecords"] or 0 for r in rows if r.get("firstBad"))
+        return f"the batch has {count} record(s) for the dead-letter table, which Spark's writer writes"
+    return None
 
 
 def _refuse_bad_records(rows: list[dict[str, Any]], options: LoadOptions, batch: int) -> None:

@@ -20,10 +20,15 @@ decimals and NaN-holding floats get no bounds. A reader treats a missing bound a
 
 A record that does not decode (a decoding read keeps the reason in `keyError`/`valueError`) fails the
 batch: the task deletes the files it wrote, counts the bad records and yields one row naming the first.
+
+With `value_schema` the task parses each value into the column `data` as Spark's `from_json` would
+(formats/spark_json.py). A value it cannot be sure of stops the task: it deletes its files and yields one
+row naming the value with `"spark": true`, and the driver writes the batch through Spark's writer instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import json
@@ -40,6 +45,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+
+from kafka_spark.formats.spark_json import NotCertain, SparkJson
 
 # The rows a direct-writing task yields: one per file; a row with `firstBad` reports bad records instead.
 # `path` is relative to the table root, as the file is named on the store (delta-rs encodes it for the log);
@@ -181,20 +188,21 @@ class FileSpec:
     partition_columns: tuple[str, ...] = ()
     time_zone: str = "UTC"
     compression: str = "snappy"  # a PARQUET_CODECS key
+    value_schema: str | None = None  # the struct `data` is parsed into (Spark's JSON form), if any
 
     def to_json(self) -> str:
         """The spec without the storage options (they travel in their own, redacted, option)."""
         return json.dumps({"root": self.root, "schema": self.schema_json,
                            "stats": [list(p) for p in self.stats_columns], "tight": self.tight_bounds,
                            "target": self.target_file_bytes, "partitions": list(self.partition_columns),
-                           "zone": self.time_zone, "compression": self.compression})
+                           "zone": self.time_zone, "compression": self.compression, "parse": self.value_schema})
 
     @classmethod
     def from_json(cls, text: str, storage: str | None = None) -> FileSpec:
         raw = json.loads(text)
         return cls(raw["root"], raw["schema"], tuple(tuple(p) for p in raw["stats"]), bool(raw["tight"]),
                    int(raw["target"]), json.loads(storage) if storage else {}, tuple(raw.get("partitions") or ()),
-                   str(raw.get("zone") or "UTC"), str(raw.get("compression") or "snappy"))
+                   str(raw.get("zone") or "UTC"), str(raw.get("compression") or "snappy"), raw.get("parse"))
 
     def arrow_schema(self) -> pa.Schema:
         """The table's columns, partition columns included."""
@@ -472,8 +480,10 @@ def _filesystem(spec: FileSpec) -> tuple[Any, str]:
 
 def write_files(batches: Iterable[pa.RecordBatch], spec: FileSpec, prefix: str = "part") -> Iterator[pa.RecordBatch]:
     """Write `batches` as the table's files; yield the file rows (FILE_ROWS_SCHEMA), or one row about the
-    bad records when some do not decode (after deleting the files)."""
+    bad records when some do not decode (after deleting the files), or about the first value the JSON parse
+    leaves to Spark."""
     writer = FileWriter(spec, prefix)
+    parser = SparkJson(spec.value_schema) if spec.value_schema else None
     bad = 0
     first: dict[str, Any] | None = None
     for batch in batches:
@@ -482,13 +492,18 @@ def write_files(batches: Iterable[pa.RecordBatch], spec: FileSpec, prefix: str =
         if failed is not None and pc.any(failed).as_py():
             if first is None:
                 at = pc.index(failed, True).as_py()
-                first = {"topic": batch.column("topic")[at].as_py(), "partition": batch.column("partition")[at].as_py(),
-                         "offset": batch.column("offset")[at].as_py(),
-                         "reason": next(e[at].as_py() for e in errors if e[at].is_valid)}
+                first = {**_where(batch, at), "reason": next(e[at].as_py() for e in errors if e[at].is_valid)}
                 writer.discard()
             bad += pc.sum(failed).as_py()
-        if first is None:
-            writer.write(batch)
+        if first is not None:
+            continue
+        if parser is not None:
+            try:
+                batch = batch.append_column("data", parser.parse(batch.column("value")))
+            except NotCertain as exc:
+                first, bad = {**_where(batch, exc.row or 0), "reason": exc.reason, "spark": True}, 1
+                break
+        writer.write(batch)
     if first is not None:
         writer.discard()
         yield pa.RecordBatch.from_pylist([{"path": None, "size": None, "records": None, "modificationTime": None,
@@ -499,6 +514,18 @@ def write_files(batches: Iterable[pa.RecordBatch], spec: FileSpec, prefix: str =
     rows = writer.finish()
     if rows:
         yield pa.RecordBatch.from_pylist(rows, schema=FILE_ROWS_SCHEMA)
+
+
+def _where(batch: pa.RecordBatch, at: int) -> dict[str, Any]:
+    return {name: batch.column(name)[at].as_py() for name in ("topic", "partition", "offset")}
+
+
+def delete_files(spec: FileSpec, paths: Iterable[str]) -> None:
+    """Delete files a task wrote that no commit will reference (paths relative to the table root)."""
+    filesystem, base = _filesystem(spec)
+    for path in paths:
+        with contextlib.suppress(FileNotFoundError):
+            filesystem.delete_file(f"{base}{path}")
 
 
 def _failed(errors: list[pa.Array]) -> pa.Array:

@@ -15,7 +15,15 @@ from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.direct import WriterChoice, choose_writer
-from kafka_spark.delta.direct_commit import DirectJob, begin_job, finish_job, write_direct, write_tables
+from kafka_spark.delta.direct_commit import (
+    DirectJob,
+    SparkWriterNeeded,
+    begin_job,
+    finish_job,
+    write_direct,
+    write_tables,
+    written_by_spark,
+)
 from kafka_spark.delta.table_commit import commit_table
 from kafka_spark.errors import ConfigError
 
@@ -104,7 +112,12 @@ class RoutedWrites:
         try:
             if table in self._jobs:
                 topic, job = self._jobs[table]
-                result = finish_job(job, self._files.get(topic, []))
+                try:
+                    result = finish_job(job, self._files.get(topic, []))
+                except SparkWriterNeeded as exc:
+                    assert choice.target is not None
+                    result = written_by_spark(self.spark, routed.options, rows(), commit, choice.target, exc.reason,
+                                              label)
             elif choice.target is not None:
                 result = write_direct(self.spark, routed.options, plan, commit, choice.target)
             else:
@@ -115,7 +128,8 @@ class RoutedWrites:
         if choice.target is not None and choice.target.table is None:
             self.choices.pop(table, None)  # the commit created the table: its snapshot is read next time
         result.table, result.topic = table, routed.topic
-        result.writer, result.writer_reason = choice.writer, choice.reason
+        if result.writer_reason is None:  # else the direct writer left this batch to Spark's, saying why
+            result.writer, result.writer_reason = choice.writer, choice.reason
         return result
 
 

@@ -214,7 +214,8 @@ def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str,
         result = write_commit(spark, options.target, options.format, options.parsing, df, commit,
                               f"batch {plan.batch}", location)
     result.lost = dict(plan.lost)
-    result.writer, result.writer_reason = choice.writer, choice.reason
+    if result.writer_reason is None:  # else the direct writer left this batch to Spark's, saying why
+        result.writer, result.writer_reason = choice.writer, choice.reason
     return result
 
 

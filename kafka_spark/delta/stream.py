@@ -228,7 +228,8 @@ class MicroBatchWriter:
         except Exception:
             self.choice = None  # chosen again, from the table as it is then
             raise
-        result.writer, result.writer_reason = choice.writer, choice.reason
+        if result.writer_reason is None:  # else the direct writer left this batch to Spark's, saying why
+            result.writer, result.writer_reason = choice.writer, choice.reason
         return result
 
     def _writer(self) -> WriterChoice:

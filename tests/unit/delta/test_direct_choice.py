@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kafka_spark.delta import LoadOptions
@@ -21,6 +23,26 @@ def options(**kw) -> LoadOptions:
 ])
 def test_options_that_need_spark_sql_or_a_catalog_name_the_reason(kw, named):
     assert named in direct_writer_reason(None, options(**kw))
+
+
+def struct_json(*fields: tuple[str, object]) -> str:
+    return json.dumps({"type": "struct", "fields": [{"name": n, "type": t, "nullable": True, "metadata": {}}
+                                                    for n, t in fields]})
+
+
+def test_json_parsed_values_are_the_direct_writers_unless_a_type_needs_spark():
+    parsed = struct_json(("n", "integer"), ("tags", {"type": "array", "elementType": "string", "containsNull": True}))
+    for kw in ({"value_schema": "n INT, tags ARRAY<STRING>"},
+               {"value_schema": "n INT, tags ARRAY<STRING>", "dead_letter": "/lake/dead"}):
+        opts = options(**kw)
+        rows = rows_schema(opts.source, parsed)
+        assert direct_writer_reason(None, opts, rows, parsed=parsed) is None
+        assert json.loads(rows)["fields"][-1] == {"name": "data", "type": json.loads(parsed), "nullable": True,
+                                                  "metadata": {}}
+    stamped = struct_json(("n", "integer"), ("at", "timestamp"))
+    opts = options(value_schema="n INT, at TIMESTAMP")
+    assert direct_writer_reason(None, opts, rows_schema(opts.source, stamped), parsed=stamped) == (
+        "value_schema is parsed by Spark's from_json, since field at is TIMESTAMP")
 
 
 def test_a_new_path_table_of_raw_records_is_the_direct_writers():

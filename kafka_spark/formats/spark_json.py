@@ -1,0 +1,311 @@
+"""JSON values parsed into Arrow exactly as Spark's `from_json` (PERMISSIVE) parses them, where that is certain.
+
+The Delta sink's `value_schema` parses each record's value with `from_json`. The direct writer's tasks
+parse here instead, and only accept what they can reproduce exactly: a value that is one well-formed JSON
+object whose fields fit the schema without conversion Spark might do differently. Anything else (not
+UTF-8, not strict JSON, trailing text, a duplicate key, a string where a number is expected, a number
+that needs rounding or is out of range, ...) raises `NotCertain`, and the caller writes that batch through
+Spark's own `from_json` instead, so every result is Spark's. Field names match exactly (as Spark's do);
+fields the schema lacks are ignored; JSON `null` and missing fields are null.
+
+The schema is Spark's JSON form of a struct (`StructType.json()`); `certain_schema_reason` says why one
+is outside what this parser serves (dates, timestamps, binary, intervals, variants, maps without string
+keys), so such a `value_schema` keeps Spark's writer whole.
+"""
+
+from __future__ import annotations
+
+import decimal
+import json
+import math
+import re
+import struct
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+_INTEGRAL = {"byte": (pa.int8(), 7), "short": (pa.int16(), 15), "integer": (pa.int32(), 31), "long": (pa.int64(), 63)}
+_DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
+# Larger integers are not all exactly a double: Spark's conversion of such a JSON number is not checked here.
+_EXACT_DOUBLE = 2 ** 53
+# Jackson's default read limits (number length, nesting depth) that Python's parser does not share: values
+# that could reach them are left to Spark.
+_LONG_NUMBER = re.compile(r"\d{1000}")
+_MAX_NESTING = 500
+_CONTEXT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP, Emax=10_000, Emin=-10_000)
+
+Converter = Callable[[Any], Any]
+
+
+class NotCertain(ValueError):
+    """A value this parser cannot be sure Spark's `from_json` parses to what it would produce: why, and its row
+    in the column (None inside a value)."""
+
+    def __init__(self, reason: str, row: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason, self.row = reason, row
+
+
+def certain_schema_reason(schema_json: str) -> str | None:
+    """Why values of this struct (Spark's JSON form) are left to Spark's `from_json`, or None."""
+    schema = json.loads(schema_json)
+
+    def walk(kind: Any, where: str) -> str | None:
+        if isinstance(kind, str):
+            if kind in _INTEGRAL or kind in ("boolean", "float", "double", "string") or _DECIMAL.fullmatch(kind):
+                return None
+            return f"{where} is {kind.upper()}"
+        if kind["type"] == "struct":
+            return next((r for f in kind["fields"] for r in (walk(f["type"], f"field {f['name']}"),) if r), None)
+        if kind["type"] == "array":
+            return walk(kind["elementType"], where)
+        if kind["type"] == "map":
+            if kind["keyType"] != "string":
+                return f"{where} is a map with {str(kind['keyType']).upper()} keys"
+            return walk(kind["valueType"], where)
+        return f"{where} is {kind['type'].upper()}"
+
+    return walk(schema, "the value")
+
+
+def arrow_type(kind: Any) -> pa.DataType:
+    """The Arrow type of a Spark type (JSON form) this parser serves."""
+    if isinstance(kind, str):
+        if kind in _INTEGRAL:
+            return _INTEGRAL[kind][0]
+        simple = {"boolean": pa.bool_(), "float": pa.float32(), "double": pa.float64(), "string": pa.string()}
+        if kind in simple:
+            return simple[kind]
+        precision, scale = _decimal(kind)
+        return pa.decimal128(precision, scale)
+    if kind["type"] == "struct":
+        return pa.struct([pa.field(f["name"], arrow_type(f["type"])) for f in kind["fields"]])
+    if kind["type"] == "array":
+        return pa.list_(arrow_type(kind["elementType"]))
+    return pa.map_(pa.string(), arrow_type(kind["valueType"]))
+
+
+class SparkJson:
+    """Parses a column of JSON values (bytes) into the Arrow struct `from_json` would give, or raises
+    NotCertain naming the first value it cannot be sure of (`row`, `reason`)."""
+
+    def __init__(self, schema_json: str) -> None:
+        self.schema = json.loads(schema_json)
+        self.type = arrow_type(self.schema)
+        self.fields = [f["name"] for f in self.schema["fields"]]
+        self.index = {name: i for i, name in enumerate(self.fields)}
+        self.converters = [_converter(f["type"]) for f in self.schema["fields"]]
+        uses_decimal = "decimal(" in schema_json
+        # Decimals must see the number's digits, not a double's.
+        self._loads = json.JSONDecoder(object_pairs_hook=tuple,
+                                       parse_float=decimal.Decimal if uses_decimal else float).decode
+
+    def parse(self, values: pa.Array) -> pa.StructArray:
+        """The parsed struct of each value (null for a null value)."""
+        columns: list[list[Any]] = [[] for _ in self.fields]
+        valid: list[bool] = []
+        width = len(self.fields)
+        for row, raw in enumerate(values.to_pylist()):
+            if raw is None:
+                valid.append(False)
+                for column in columns:
+                    column.append(None)
+                continue
+            try:
+                parsed = self._fields(raw)
+            except NotCertain as exc:
+                raise NotCertain(exc.reason, row) from None
+            except (ValueError, RecursionError, decimal.DecimalException) as exc:
+                raise NotCertain(f"not strict JSON ({type(exc).__name__}: {exc})"[:300], row) from None
+            valid.append(True)
+            for i in range(width):
+                columns[i].append(parsed[i])
+        try:
+            children = [pa.array(c, f.type) for c, f in zip(columns, self.type, strict=True)]
+        except (UnicodeEncodeError, pa.ArrowException) as exc:
+            raise NotCertain(f"a value Arrow cannot hold ({exc})"[:300], _first_unencodable(columns)) from None
+        # from_arrays' mask marks the null rows
+        mask = pc.invert(pa.array(valid, pa.bool_()))
+        return pa.StructArray.from_arrays(children, fields=list(self.type), mask=mask)
+
+    def _fields(self, raw: bytes) -> list[Any]:
+        text = raw.decode("utf-8")
+        if len(text) > 1000 and (_LONG_NUMBER.search(text) or text.count("{") + text.count("[") > _MAX_NESTING):
+            raise NotCertain("a long number or deep nesting (Jackson's limits)")
+        obj = self._loads(text)
+        if type(obj) is not tuple:
+            raise NotCertain("not a JSON object")
+        out: list[Any] = [None] * len(self.fields)
+        seen = 0
+        for name, value in obj:
+            i = self.index.get(name)
+            if i is None:
+                continue
+            bit = 1 << i
+            if seen & bit:
+                raise NotCertain(f"field {name} appears twice")
+            seen |= bit
+            if value is not None:
+                try:
+                    out[i] = self.converters[i](value)
+                except NotCertain as exc:
+                    raise NotCertain(f"field {name}: {exc.reason}") from None
+        return out
+
+
+def _first_unencodable(columns: list[list[Any]]) -> int:
+    for row in range(len(columns[0]) if columns else 0):
+        try:
+            json.dumps([c[row] for c in columns], ensure_ascii=False, default=str).encode("utf-8")
+        except UnicodeEncodeError:
+            return row
+    return 0
+
+
+def _decimal(kind: str) -> tuple[int, int]:
+    match = _DECIMAL.fullmatch(kind)
+    assert match is not None
+    return int(match.group(1)), int(match.group(2))
+
+
+def _converter(kind: Any) -> Converter:
+    """The function that checks and converts one non-null JSON value of Spark type `kind`."""
+    if isinstance(kind, str):
+        if kind in _INTEGRAL:
+            return _integral(_INTEGRAL[kind][1])
+        if kind == "boolean":
+            return _boolean
+        if kind == "string":
+            return _string
+        if kind == "double":
+            return _double
+        if kind == "float":
+            return _float
+        return _decimal_converter(*_decimal(kind))
+    if kind["type"] == "struct":
+        return _struct([(f["name"], _converter(f["type"])) for f in kind["fields"]])
+    if kind["type"] == "array":
+        return _array(_converter(kind["elementType"]))
+    return _map(_converter(kind["valueType"]))
+
+
+def _integral(bits: int) -> Converter:
+    low, high = -(1 << bits), (1 << bits) - 1
+
+    def convert(value: Any) -> int:
+        # bool is an int in Python; JSON true is not a number to Spark.
+        if type(value) is not int or not low <= value <= high:
+            raise NotCertain(f"{value!r} is not an integer in range")
+        return value
+
+    return convert
+
+
+def _boolean(value: Any) -> bool:
+    if type(value) is not bool:
+        raise NotCertain(f"{value!r} is not true or false")
+    return value
+
+
+def _string(value: Any) -> str:
+    # Spark keeps a non-string token's own text, which Python's parser does not keep.
+    if type(value) is not str:
+        raise NotCertain(f"{_shown(value)} is not a JSON string")
+    return value
+
+
+def _double(value: Any) -> float:
+    kind = type(value)
+    if kind is float:
+        return value
+    if kind is decimal.Decimal:
+        return float(value)  # correctly rounded, as Java's Double.parseDouble
+    if kind is int and -_EXACT_DOUBLE <= value <= _EXACT_DOUBLE:
+        return float(value)
+    raise NotCertain(f"{_shown(value)} is not a number for a DOUBLE")
+
+
+def _float(value: Any) -> float:
+    number = _double(value)
+    if math.isnan(number) or math.isinf(number):
+        return number
+    try:
+        single = struct.unpack("f", struct.pack("f", number))[0]
+    except OverflowError:
+        raise NotCertain(f"{_shown(value)} is beyond FLOAT's range") from None
+    if single != number:
+        # Rounding the text to a float directly and through a double differ only at a float midpoint.
+        with np.errstate(over="ignore"):  # the neighbour of FLOAT's largest value is infinite
+            other = float(np.nextafter(np.float32(single), np.float32(math.copysign(math.inf, number - single))))
+        if abs(number - single) == abs(other - number):
+            raise NotCertain(f"{_shown(value)} lies halfway between two FLOAT values")
+    return single
+
+
+def _decimal_converter(precision: int, scale: int) -> Converter:
+    quantum = decimal.Decimal(1).scaleb(-scale)
+
+    def convert(value: Any) -> decimal.Decimal:
+        kind = type(value)
+        if kind is not int and kind is not decimal.Decimal:
+            raise NotCertain(f"{_shown(value)} is not a number for a DECIMAL({precision},{scale})")
+        # Spark rounds the number half-up to the scale and fails a record whose digits exceed the precision.
+        rounded = decimal.Decimal(value).quantize(quantum, context=_CONTEXT)
+        if not rounded.is_finite() or (len(rounded.as_tuple().digits) > precision and rounded != 0):
+            raise NotCertain(f"{_shown(value)} does not fit DECIMAL({precision},{scale})")
+        return rounded
+
+    return convert
+
+
+def _struct(fields: list[tuple[str, Converter]]) -> Converter:
+    index = {name: (name, convert) for name, convert in fields}
+
+    def convert(value: Any) -> dict[str, Any]:
+        if type(value) is not tuple:
+            raise NotCertain(f"{_shown(value)} is not a JSON object")
+        out: dict[str, Any] = {}
+        for key, item in value:
+            found = index.get(key)
+            if found is None:
+                continue
+            if key in out:
+                raise NotCertain(f"field {key} appears twice")
+            out[key] = None if item is None else found[1](item)
+        return out
+
+    return convert
+
+
+def _array(element: Converter) -> Converter:
+    def convert(value: Any) -> list[Any]:
+        if type(value) is not list:
+            raise NotCertain(f"{_shown(value)} is not a JSON array")
+        return [None if item is None else element(item) for item in value]
+
+    return convert
+
+
+def _map(element: Converter) -> Converter:
+    def convert(value: Any) -> list[tuple[str, Any]]:
+        if type(value) is not tuple:
+            raise NotCertain(f"{_shown(value)} is not a JSON object")
+        if len({k for k, _ in value}) != len(value):
+            raise NotCertain("a key appears twice")
+        return [(key, None if item is None else element(item)) for key, item in value]
+
+    return convert
+
+
+def _shown(value: Any) -> str:
+    if type(value) is tuple:
+        return "an object"
+    if type(value) is list:
+        return "an array"
+    return repr(value)[:60]
+
+
+__all__ = ["NotCertain", "SparkJson", "arrow_type", "certain_schema_reason"]
