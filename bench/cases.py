@@ -24,17 +24,18 @@ class Case:
     codec: str
     partitions: int
     records: int
+    json: bool = False  # JSON objects of about `size` bytes (JSON_SCHEMA) instead of random bytes
 
     @property
     def name(self) -> str:
-        return f"{self.size}b-{self.codec}-{self.partitions}p"
+        return f"{self.size}b-{self.codec}-{self.partitions}p" + ("-json" if self.json else "")
 
     @property
     def topic(self) -> str:
         return f"bench-{self.name}-{self.records}"
 
     @property
-    def payload_bytes(self) -> int:
+    def payload_bytes(self) -> int:  # approximate for JSON cases
         # ProducerPerformance sends null keys and values of exactly `size` bytes.
         return self.size * self.records
 
@@ -73,15 +74,43 @@ def select(cases: list[Case], names: str | None) -> list[Case]:
     return chosen
 
 
+# The value_schema of JSON cases (json_payloads).
+JSON_SCHEMA = "id BIGINT, name STRING, amount DECIMAL(12,2), ratio DOUBLE, ok BOOLEAN, tags ARRAY<STRING>, note STRING"
+
+
+def json_payloads(size: int, count: int = 1000) -> list[str]:
+    """`count` distinct JSON objects of JSON_SCHEMA's fields, each padded (`note`) to about `size` bytes."""
+    import json
+    import random
+
+    rng = random.Random(size)
+    out = []
+    for i in range(count):
+        record = {"id": i * 7919, "name": f"customer-{rng.randrange(10**6)}", "amount": None,
+                  "ratio": rng.random(), "ok": i % 3 == 0, "tags": ["a", "bb"][: i % 3], "note": ""}
+        amount = f"{rng.randrange(10**6)}.{rng.randrange(100):02d}"  # a JSON number with two decimals
+        text = json.dumps(record).replace('"amount": null', f'"amount": {amount}')
+        out.append(text.replace('"note": ""', '"note": "' + "x" * max(size - len(text), 0) + '"'))
+    return out
+
+
 def produce(node, case: Case) -> Dataset:  # node: kafka_spark.local.KafkaNode
     """Create the case's topic and fill it with Kafka's ProducerPerformance; check what arrived."""
+    import tempfile
+    from pathlib import Path
+
     tools = node.tools
     # One large segment per partition: a fetch never straddles segments, as on a production broker.
     tools.create_topic(case.topic, partitions=case.partitions,
                        configs={"segment.bytes": 1 << 30, "retention.ms": -1, "retention.bytes": -1})
-    report = tools.produce_perf(case.topic, case.records, case.size,
-                                props={"compression.type": case.codec, "linger.ms": 10, "batch.size": 65536,
-                                       "acks": 1})
+    props = {"compression.type": case.codec, "linger.ms": 10, "batch.size": 65536, "acks": 1}
+    if case.json:
+        with tempfile.TemporaryDirectory() as scratch:
+            payloads = Path(scratch) / "payloads.txt"
+            payloads.write_text("\n".join(json_payloads(case.size)))
+            report = tools.produce_perf(case.topic, case.records, props=props, payload_file=payloads)
+    else:
+        report = tools.produce_perf(case.topic, case.records, case.size, props=props)
     data = Dataset(case, producer_report=report.strip().splitlines()[-1] if report.strip() else "")
     with KafkaClient({"bootstrap.servers": node.bootstrap}) as client:
         tps = [TopicPartition(case.topic, p) for p in range(case.partitions)]

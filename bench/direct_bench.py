@@ -4,6 +4,7 @@ Delta append, on the same topics of one local broker, in the same run.
     .venv/bin/python bench/direct_bench.py              # 1,000,000 records of 100 B and of 1 KB, 3 runs
     .venv/bin/python bench/direct_bench.py --quick      # 100,000 records, 1 run
     .venv/bin/python bench/direct_bench.py --backfill   # the back-fill from the broker's log dir instead
+    .venv/bin/python bench/direct_bench.py --json       # JSON values parsed with value_schema
 
 Each case's topic (8 partitions, no compression, null keys) is filled once by Kafka's ProducerPerformance.
 Every load goes into a fresh table (deleted afterwards), timed from the call to its return; the order of the
@@ -18,7 +19,11 @@ the same reference, once the broker has checkpointed the topic's high watermarks
 back-fill: `pykafka-log -> noop` (the read, rows handed to Spark), `decode alone, 1 process` (the same files
 read and decoded to Arrow in the bench's own process, one partition after another, no Spark) and `parquet alone`
 (the direct writer's Parquet files of as many generated rows of the same size in Spark tasks, no read, no commit).
-Writes bench/results/direct-<stamp>.json and .md (and direct-latest.*; `backfill-` with `--backfill`).
+With `--json` the values are JSON objects of about the case's size (`bench.cases.JSON_SCHEMA`'s fields) and every
+contender parses them: `load spark` / `load direct` with `value_schema`, the reference with `from_json` into a
+column `data` beside the Kafka columns.
+Writes bench/results/direct-<stamp>.json and .md (and direct-latest.*; `backfill-` with `--backfill`, `json-`
+with `--json`).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.cases import Case, produce
+from bench.cases import JSON_SCHEMA, Case, produce
 from bench.installed import compile_package
 
 SPARK_CONF = {"spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2"}
@@ -50,21 +55,25 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def contenders(spark, bootstrap: str) -> dict[str, Callable[[str, str], None]]:
-    """name -> load(topic, table)."""
+def contenders(spark, bootstrap: str, value_schema: str | None = None) -> dict[str, Callable[[str, str], None]]:
+    """name -> load(topic, table); with `value_schema` every contender parses the JSON values."""
+    from pyspark.sql import functions as F
+
     from kafka_spark.delta import LoadOptions, load
 
     def ours(writer: str) -> Callable[[str, str], None]:
         def run(topic: str, table: str) -> None:
             result = load(spark, LoadOptions(table=table, kafka={"bootstrap.servers": bootstrap}, topics=[topic],
-                                             sink_id="bench", writer=writer))
+                                             sink_id="bench", writer=writer, value_schema=value_schema))
             assert result.writer == writer, result.summary()
         return run
 
     def kafka_delta(topic: str, table: str) -> None:
-        (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
-         .option("startingOffsets", "earliest").option("endingOffsets", "latest").load()
-         .write.format("delta").mode("append").save(table))
+        df = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+              .option("startingOffsets", "earliest").option("endingOffsets", "latest").load())
+        if value_schema is not None:
+            df = df.select("*", F.from_json(F.col("value").cast("string"), value_schema).alias("data"))
+        df.write.format("delta").mode("append").save(table)
 
     return {"load spark": ours("spark"), "load direct": ours("direct"), PEER: kafka_delta}
 
@@ -164,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, help="runs per contender and case (default 3; quick 1)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="value sizes in bytes (default 100,1000)")
     parser.add_argument("--contenders", help="a comma-separated subset of: load spark, load direct, kafka + delta")
+    parser.add_argument("--json", action="store_true", help="JSON values, parsed by every contender")
     parser.add_argument("--backfill", action="store_true",
                         help="the back-fill from the broker's log dir beside kafka + delta, and its ceilings")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results",
@@ -186,17 +196,18 @@ def main(argv: list[str] | None = None) -> int:
     spark = None
     try:
         spark = local_spark("kafka-spark-direct-bench", extra=SPARK_CONF)
-        loads: dict[str, Callable[[str, str], int | None]] = dict(contenders(spark, node.bootstrap))
+        loads: dict[str, Callable[[str, str], int | None]] = dict(
+            contenders(spark, node.bootstrap, JSON_SCHEMA if args.json else None))
         if args.backfill:
             loads = backfill_contenders(spark, node, 100)
         if args.contenders:
             wanted = [c.strip() for c in args.contenders.split(",")]
             loads = {name: loads[name] for name in wanted}
-        warm = settled(node, produce(node, Case(100, "none", PARTITIONS, 20_000)))
+        warm = settled(node, produce(node, Case(100, "none", PARTITIONS, 20_000, json=args.json)))
         for name, run in loads.items():  # JIT, Python workers, class loading: not recorded
             time_once(spark, run, name, warm.case.topic, scratch, warm.records)
         for size in sizes:
-            data = settled(node, produce(node, Case(size, "none", PARTITIONS, records)))
+            data = settled(node, produce(node, Case(size, "none", PARTITIONS, records, json=args.json)))
             if args.backfill:
                 loads = {name: run for name, run in backfill_contenders(spark, node, size).items() if name in loads}
             log(f"{data.case.topic}: {data.records:,} records of {size} B")
@@ -217,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     args.out.mkdir(parents=True, exist_ok=True)
-    kind = "backfill" if args.backfill else "direct"
+    kind = "backfill" if args.backfill else "json" if args.json else "direct"
     path = args.out / f"{kind}-{stamp}.json"
     path.write_text(json.dumps(result, indent=1))
     table = markdown(result)

@@ -33,8 +33,12 @@ _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 _EXACT_DOUBLE = 2 ** 53
 # Jackson's default read limits (number length, nesting depth) that Python's parser does not share: values
 # that could reach them are left to Spark.
-_LONG_NUMBER = re.compile(r"\d{1000}")
+_LONG_NUMBER = r"\d{1000}"
 _MAX_NESTING = 500
+_LIMITED_LENGTH = 1000  # shorter values reach neither limit
+_WHITESPACE = " \t\n\r"  # JSON's, which both parsers skip around a value
+# Spark types whose JSON value Python's parser already gives as the row holds it.
+_SAME: dict[str, type] = {"string": str, "boolean": bool, "double": float}
 _CONTEXT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP, Emax=10_000, Emin=-10_000)
 
 Converter = Callable[[Any], Any]
@@ -96,33 +100,50 @@ class SparkJson:
         self.schema = json.loads(schema_json)
         self.type = arrow_type(self.schema)
         self.fields = [f["name"] for f in self.schema["fields"]]
-        self.index = {name: i for i, name in enumerate(self.fields)}
         self.converters = [_converter(f["type"]) for f in self.schema["fields"]]
+        # The Python type a field's value keeps as it is (no check beyond its type).
+        self.same = [_SAME.get(f["type"]) if isinstance(f["type"], str) else None for f in self.schema["fields"]]
         uses_decimal = "decimal(" in schema_json
         # Decimals must see the number's digits, not a double's.
-        self._loads = json.JSONDecoder(object_pairs_hook=tuple,
-                                       parse_float=decimal.Decimal if uses_decimal else float).decode
+        self._decode = json.JSONDecoder(object_pairs_hook=tuple,
+                                        parse_float=decimal.Decimal if uses_decimal else float).raw_decode
 
     def parse(self, values: pa.Array) -> pa.StructArray:
         """The parsed struct of each value (null for a null value)."""
         columns: list[list[Any]] = [[] for _ in self.fields]
+        appends = [c.append for c in columns]
+        plan = list(zip(self.fields, self.same, self.converters, appends, strict=True))
         valid: list[bool] = []
-        width = len(self.fields)
+        decode = self._decode
+        beyond = _beyond_jackson(values)
+        name: str | None = None
         for row, raw in enumerate(values.to_pylist()):
             if raw is None:
                 valid.append(False)
-                for column in columns:
-                    column.append(None)
+                for append in appends:
+                    append(None)
                 continue
             try:
-                parsed = self._fields(raw)
+                name = None
+                if row in beyond:
+                    raise NotCertain("a long number or deep nesting (Jackson's limits)")
+                text = raw.decode("utf-8").strip(_WHITESPACE)
+                obj, end = decode(text)
+                if end != len(text):
+                    raise NotCertain("text after the JSON value")
+                if type(obj) is not tuple:
+                    raise NotCertain("not a JSON object")
+                fields = dict(obj)
+                if len(fields) != len(obj):
+                    raise NotCertain(f"field {_twice(obj)} appears twice")
+                for name, same, convert, append in plan:
+                    value = fields.get(name)
+                    append(value if value is None or type(value) is same else convert(value))
             except NotCertain as exc:
-                raise NotCertain(exc.reason, row) from None
+                raise NotCertain(exc.reason if name is None else f"field {name}: {exc.reason}", row) from None
             except (ValueError, RecursionError, decimal.DecimalException) as exc:
                 raise NotCertain(f"not strict JSON ({type(exc).__name__}: {exc})"[:300], row) from None
             valid.append(True)
-            for i in range(width):
-                columns[i].append(parsed[i])
         try:
             children = [pa.array(c, f.type) for c, f in zip(columns, self.type, strict=True)]
         except (UnicodeEncodeError, pa.ArrowException) as exc:
@@ -131,29 +152,25 @@ class SparkJson:
         mask = pc.invert(pa.array(valid, pa.bool_()))
         return pa.StructArray.from_arrays(children, fields=list(self.type), mask=mask)
 
-    def _fields(self, raw: bytes) -> list[Any]:
-        text = raw.decode("utf-8")
-        if len(text) > 1000 and (_LONG_NUMBER.search(text) or text.count("{") + text.count("[") > _MAX_NESTING):
-            raise NotCertain("a long number or deep nesting (Jackson's limits)")
-        obj = self._loads(text)
-        if type(obj) is not tuple:
-            raise NotCertain("not a JSON object")
-        out: list[Any] = [None] * len(self.fields)
-        seen = 0
-        for name, value in obj:
-            i = self.index.get(name)
-            if i is None:
-                continue
-            bit = 1 << i
-            if seen & bit:
-                raise NotCertain(f"field {name} appears twice")
-            seen |= bit
-            if value is not None:
-                try:
-                    out[i] = self.converters[i](value)
-                except NotCertain as exc:
-                    raise NotCertain(f"field {name}: {exc.reason}") from None
-        return out
+
+def _twice(pairs: tuple[tuple[str, Any], ...]) -> str:
+    seen: set[str] = set()
+    return next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+
+
+def _beyond_jackson(values: pa.Array) -> set[int]:
+    """Rows whose value may pass a limit Jackson reads JSON under (a number's length, nesting depth) and
+    Python's parser does not: only values long enough to, checked by Arrow's own kernels."""
+    if not len(values):
+        return set()
+    long = pc.fill_null(pc.greater(pc.binary_length(values), _LIMITED_LENGTH), False)
+    if not pc.any(long).as_py():
+        return set()
+    rows = pc.indices_nonzero(long)
+    candidates = values.take(rows)
+    nesting = pc.add(pc.count_substring(candidates, "{"), pc.count_substring(candidates, "["))
+    flagged = pc.or_(pc.match_substring_regex(candidates, _LONG_NUMBER), pc.greater(nesting, _MAX_NESTING))
+    return set(rows.filter(flagged).to_pylist())
 
 
 def _first_unencodable(columns: list[list[Any]]) -> int:

@@ -87,13 +87,14 @@ class KafkaTools:
         self.run("topics", *args)
 
     def produce_perf(self, topic: str, num_records: int, record_size: int = 100,
-                     props: Mapping[str, object] | None = None) -> str:
-        """Write `num_records` records of `record_size` bytes with ProducerPerformance; return its report."""
+                     props: Mapping[str, object] | None = None, payload_file: Path | None = None) -> str:
+        """Write `num_records` records of `record_size` bytes (or lines of `payload_file`, picked at random) with
+        ProducerPerformance; return its report."""
         producer = {"bootstrap.servers": self.bootstrap, "acks": "all", "linger.ms": 5, "batch.size": 65536,
                     **(props or {})}
-        proc = self.run("producer-perf", "--topic", topic, "--num-records", str(num_records),
-                        "--record-size", str(record_size), "--throughput", "-1",
-                        "--producer-props", *(f"{k}={v}" for k, v in producer.items()))
+        payload = ["--payload-file", str(payload_file)] if payload_file else ["--record-size", str(record_size)]
+        proc = self.run("producer-perf", "--topic", topic, "--num-records", str(num_records), *payload,
+                        "--throughput", "-1", "--producer-props", *(f"{k}={v}" for k, v in producer.items()))
         return proc.stdout
 
     def console_produce(self, topic: str, lines: Sequence[str], props: Mapping[str, object] | None = None,
