@@ -1,12 +1,14 @@
-"""What a producer queues and what its callers wait on: the per-partition `QueuedBatch`, and the delivery handles
-`RecordFuture` (one `send()`) and `SentRecords` (one `send_many()`), which resolve with their batches."""
+"""What a producer queues and what its callers wait on: the per-partition `QueuedBatch` with its size estimate,
+and the delivery handles `RecordFuture` (one `send()`) and `SentRecords` (one `send_many()`), which resolve with
+their batches (or, for a batch split after the broker refused it as too large, with its pieces)."""
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -15,6 +17,25 @@ from kafka_spark.client.records_adapter import OutgoingRecord
 
 BATCH_OVERHEAD = 61
 """The v2 batch header's bytes, counted in a batch's size estimate before encoding."""
+# per record (v2 varints, attributes, deltas) and per header: at least what the encoder writes
+_RECORD_OVERHEAD = 21
+_HEADER_OVERHEAD = 4
+
+
+def record_size(key_bytes: Any, value_bytes: Any, header_bytes: Any) -> Any:
+    """A record's share of a batch's size estimate (ints, or numpy arrays for many records)."""
+    return _RECORD_OVERHEAD + key_bytes + value_bytes + header_bytes
+
+
+def headers_size(headers: Sequence[tuple[str, bytes | None]]) -> int:
+    """The headers' part of `record_size`."""
+    return sum(len(k.encode()) + len(v or b"") + _HEADER_OVERHEAD for k, v in headers)
+
+
+def queued_size(record: OutgoingRecord) -> int:
+    """`record_size` of a queued record."""
+    key, value, headers, _ = record
+    return record_size(len(key or b""), len(value or b""), headers_size(headers) if headers else 0)
 
 
 @dataclass(frozen=True)
@@ -48,10 +69,11 @@ class RecordFuture:
         batch = self._batch
         if not batch.done.wait(timeout):
             raise TimeoutError("the record was not acknowledged in time")
+        batch, index = batch.holding(self._index)
         if batch.error is not None:
             raise batch.error
-        offset = batch.base_offset + self._index if batch.base_offset >= 0 else -1
-        ts = batch.append_time if batch.append_time >= 0 else batch.records[self._index][3]
+        offset = batch.base_offset + index if batch.base_offset >= 0 else -1
+        ts = batch.append_time if batch.append_time >= 0 else batch.records[index][3]
         return RecordMetadata(batch.tp.topic, batch.tp.partition, offset, ts)
 
 
@@ -102,8 +124,9 @@ class QueuedBatch:
     """One partition's records queued together: open while it takes records, then sent as one record batch.
 
     An idempotent producer numbers it when it is first sent (`producer_id`, `producer_epoch`, `base_sequence`);
-    `sequence_reset` says those were rewritten since the last send (see `client/sequences.py`). Batches compare
-    by identity."""
+    `sequence_reset` says those were rewritten since the last send (see `client/sequences.py`). A batch split
+    into `pieces` (`client/batch_split.py`) is done once all of them are, with the first failed piece's error;
+    a piece knows its `parent` and the index of its first record there (`first`). Batches compare by identity."""
 
     tp: TopicPartition
     created: float
@@ -120,3 +143,24 @@ class QueuedBatch:
     error: BaseException | None = None
     base_offset: int = -1
     append_time: int = -1
+    pieces: list[QueuedBatch] = field(default_factory=list)
+    parent: QueuedBatch | None = None
+    first: int = 0
+
+    def holding(self, index: int) -> tuple[QueuedBatch, int]:
+        """The batch that was sent with record `index` of this one (this batch, or a piece of a split), and the
+        record's index there."""
+        batch = self
+        while batch.pieces:
+            batch = next(p for p in reversed(batch.pieces) if p.first <= index)
+            index -= batch.first
+        return batch, index
+
+    def resolve(self, base_offset: int = -1, append_time: int = -1, error: BaseException | None = None) -> None:
+        """Set the outcome and wake the waiters; the last piece of a split resolves its parent too."""
+        self.error, self.base_offset, self.append_time = error, base_offset, append_time
+        self.done.set()
+        parent = self.parent
+        if parent is not None and all(p.done.is_set() for p in parent.pieces):
+            failed = next((p.error for p in parent.pieces if p.error is not None), None)
+            parent.resolve(error=failed)

@@ -36,6 +36,8 @@ from kafka_spark.client.delivery import (
     RecordMetadata,
     SentRecords,
     Span,
+    headers_size,
+    record_size,
 )
 from kafka_spark.client.errors import ProducerError, TransactionError, TransactionFencedError
 from kafka_spark.client.metadata import TopicPartition
@@ -51,10 +53,6 @@ from kafka_spark.client.transactions import (
 from kafka_spark.errors import ConfigError, KafkaSparkError
 
 log = logging.getLogger(__name__)
-
-# record overhead estimate (v2 varints, attributes, deltas) for sizing batches before encoding
-_RECORD_OVERHEAD = 21
-_HEADER_OVERHEAD = 4
 
 
 class Producer(BatchSender):
@@ -78,6 +76,7 @@ class Producer(BatchSender):
         self._ready: dict[TopicPartition, deque[QueuedBatch]] = {}
         self._requests: dict[int, deque[PendingProduce]] = {}
         self._muted: set[TopicPartition] = set()
+        self._size_caps: dict[str, int] = {}
         self._drain_from = 0
         self._cond = threading.Condition()
         self._closed = False
@@ -130,7 +129,7 @@ class Producer(BatchSender):
         else:
             self._check_partition(topic, partition, self._partition_count(topic))
         pairs = tuple(headers)
-        size = _record_size(len(key or b""), len(value or b""), _headers_size(pairs) if pairs else 0)
+        size = record_size(len(key or b""), len(value or b""), headers_size(pairs) if pairs else 0)
         self._check_size(size)
         record = (key, value, pairs, _now_ms() if timestamp_ms is None else timestamp_ms)
         spans: list[Span] = []
@@ -161,8 +160,8 @@ class Producer(BatchSender):
         pairs = None if headers is None else [tuple(h) if h else () for h in headers]
         records = list(zip(repeat(None) if keys is None else keys, values, repeat(()) if pairs is None else pairs,
                            repeat(_now_ms() if timestamp_ms is None else timestamp_ms)))
-        sizes = _record_size(0 if keys is None else send_plan.lengths(keys), send_plan.lengths(values),
-                             0 if pairs is None else np.fromiter(map(_headers_size, pairs), np.int64, count))
+        sizes = record_size(0 if keys is None else send_plan.lengths(keys), send_plan.lengths(values),
+                            0 if pairs is None else np.fromiter(map(headers_size, pairs), np.int64, count))
         groups, runs = send_plan.by_topic(topic, count)
         plans: dict[str, send_plan.TopicPlan] = {}
         errors: list[tuple[int, int, BaseException]] = []  # (record, step of send() that raises, error)
@@ -253,7 +252,8 @@ class Producer(BatchSender):
         """Under the lock: put ``records[start:stop]`` into `tp`'s batches exactly as one send() each would;
         ``sums[i]`` is the size of ``records[:i]``. With `sticky` (null keys), stop after the record whose append
         sealed a batch, since the sticky partition moves on then. Returns the index after the last record taken."""
-        limit = max(self.config.batch_size, 1)
+        cap = self._size_caps.get(tp.topic)
+        limit = max(self.config.batch_size if cap is None else min(self.config.batch_size, cap), 1)
         i = start
         while i < stop:
             batch = self._batches.get(tp)
@@ -275,7 +275,7 @@ class Producer(BatchSender):
             self._buffered += added
             self._unsent += end - i
             i = end
-            if batch.size >= self.config.batch_size:
+            if batch.size >= limit:
                 self._seal(batch, tp.topic)
                 sealed = True
             if sticky and sealed:
@@ -388,15 +388,6 @@ def _check_in_flight(config: ClientConfig) -> None:
     raise ConfigError("Cannot set a transactional.id without also enabling idempotence. (Idempotence is off "
                       f"because max.in.flight.requests.per.connection is set to {in_flight}, which is greater than "
                       "5.)")
-
-
-def _record_size(key_bytes: Any, value_bytes: Any, header_bytes: Any) -> Any:
-    # the batch-size estimate of a record (ints, or numpy arrays for many records)
-    return _RECORD_OVERHEAD + key_bytes + value_bytes + header_bytes
-
-
-def _headers_size(headers: Sequence[tuple[str, bytes | None]]) -> int:
-    return sum(len(k.encode()) + len(v or b"") + _HEADER_OVERHEAD for k, v in headers)
 
 
 def _now_ms() -> int:

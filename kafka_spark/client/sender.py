@@ -13,6 +13,10 @@ first is unanswered (the connection answers requests in order). What that means 
 - no idempotence and more than one in flight: a retried batch can be written after batches sent after it, so a
   partition's records may be reordered (and, as with any retry without idempotence, duplicated).
 
+A batch of several records that the broker refuses as larger than the topic's ``max.message.bytes``
+(MESSAGE_TOO_LARGE) is split and its pieces go again in its place, in the same order (`client/batch_split.py`);
+a record alone in its batch fails with `MessageTooLargeError`.
+
 `Producer` (producer.py) is the caller's side: it fills and seals the batches this side sends.
 """
 
@@ -25,6 +29,7 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kafka_spark.client import batch_split
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.connection import BrokerConnection, InFlight, broker_error
@@ -36,12 +41,13 @@ from kafka_spark.client.records_adapter import encode_records
 from kafka_spark.client.retry import Backoff, is_retriable, retries_end_within
 from kafka_spark.client.sequences import Sequences, insert_in_sequence_order
 from kafka_spark.client.transactions import FENCED_CODES, PRODUCE_MAX_VERSION, Transactions
-from kafka_spark.errors import KafkaConnectionError, KafkaSparkError
+from kafka_spark.errors import BrokerError, KafkaConnectionError, KafkaSparkError
 from kafka_spark.protocol import ApiKey
 
 # under the producer's name: one logger for the whole producer, as users configure it
 log = logging.getLogger("kafka_spark.client.producer")
 
+MESSAGE_TOO_LARGE = 10
 DUPLICATE_SEQUENCE_NUMBER = 46
 
 
@@ -86,6 +92,7 @@ class BatchSender:
     _ready: dict[TopicPartition, deque[QueuedBatch]]
     _requests: dict[int, deque[PendingProduce]]
     _muted: set[TopicPartition]
+    _size_caps: dict[str, int]
     _drain_from: int
     _cond: threading.Condition
     _closed: bool
@@ -171,10 +178,16 @@ class BatchSender:
         # a different first partition each time, so a full request does not always leave out the same ones
         start = self._drain_from % len(tps)
         self._drain_from += 1
+        caps = self._size_caps
         for tp in tps[start:] + tps[:start]:
             batch = self._ready[tp][0]
             if tp in self._muted or batch.retry_at > now:
                 continue  # an answer is awaited (one in flight at most), or a retry backs off
+            cap = caps.get(tp.topic) if caps else None
+            if cap is not None and batch.size > cap and batch.base_sequence < 0 and len(batch.records) > 1:
+                # made before its topic's limit was learnt: split before it is refused (never a numbered batch,
+                # whose earlier attempt may have been appended)
+                batch = self._split(batch, cap)
             if seq is not None and not seq.may_send(batch):
                 continue
             if self._txn is not None and tp not in self._txn.partitions:
@@ -337,6 +350,13 @@ class BatchSender:
                         self._seq.completed(batch, p["base_offset"])
                 self._finish(batch, base_offset=p["base_offset"], append_time=p.get("log_append_time_ms", -1))
                 continue
+            if code == MESSAGE_TOO_LARGE and len(batch.records) > 1:
+                with self._cond:
+                    self._split(batch, batch_split.size_limit(batch, self._size_caps.get(batch.tp.topic)))
+                continue
+            if code == MESSAGE_TOO_LARGE:
+                self._give_up(batch, _too_large(batch, p.get("error_message")))
+                continue
             if self._txn is not None and code in FENCED_CODES:
                 self._failed(batch, TransactionFencedError(
                     self._txn.transactional_id, f"Produce {batch.tp} was refused: a newer producer initialised "
@@ -373,6 +393,30 @@ class BatchSender:
             return
         self._give_up(batch, error)
 
+    def _split(self, batch: QueuedBatch, limit: int) -> QueuedBatch:
+        """Under the lock: put the pieces of `batch` (refused as too large, or larger than its topic's learnt
+        limit) first in its partition's queue, in its place, and build the topic's batches at `limit` from now
+        on. Returns the first piece."""
+        self._size_caps[batch.tp.topic] = limit
+        pieces = batch_split.split(batch, limit)
+        log.info("%s: splitting a batch of %d records (about %d bytes) into %d below %d bytes, the topic's "
+                 "max.message.bytes being lower", batch.tp, len(batch.records), batch.size, len(pieces), limit)
+        self._buffered += sum(p.size for p in pieces) - batch.size
+        queue = self._ready.get(batch.tp)
+        if queue is None:
+            queue = self._ready[batch.tp] = deque()
+        if queue and queue[0] is batch:
+            queue.popleft()
+        if self._seq is not None and batch.base_sequence >= 0:
+            self._seq.split(batch, pieces)
+            for piece in pieces:
+                insert_in_sequence_order(queue, piece)
+        else:
+            queue.extendleft(reversed(pieces))
+        self._muted.discard(batch.tp)
+        self._cond.notify_all()
+        return pieces[0]
+
     def _give_up(self, batch: QueuedBatch, error: BaseException) -> None:
         if self._seq is not None:
             with self._cond:
@@ -381,10 +425,9 @@ class BatchSender:
 
     def _finish(self, batch: QueuedBatch, base_offset: int = -1, append_time: int = -1,
                 error: BaseException | None = None) -> None:
-        batch.error, batch.base_offset, batch.append_time = error, base_offset, append_time
         if error is not None and self._txn is not None and self._txn_error is None:
             self._txn_error = error  # the transaction cannot commit now
-        batch.done.set()
+        batch.resolve(base_offset, append_time, error)
         with self._cond:
             self._muted.discard(batch.tp)
             self._unsent -= len(batch.records)
@@ -413,3 +456,11 @@ class BatchSender:
             return
         with self._cond:
             self._seq.set_producer(response["producer_id"], response["producer_epoch"])
+
+
+def _too_large(batch: QueuedBatch, message: str | None) -> BrokerError:
+    # one record the topic refuses however it is batched: say which, how big, and the broker's words on the limit
+    size = batch.size if batch.encoded is None else len(batch.encoded)
+    text = (f"a record for partition {batch.tp.partition} of topic {batch.tp.topic} makes a batch of {size} "
+            "bytes, more than the topic's max.message.bytes")
+    return broker_error(MESSAGE_TOO_LARGE, f"Produce {batch.tp}", f"{text}: {message}" if message else text)

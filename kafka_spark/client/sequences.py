@@ -19,7 +19,9 @@ are the Java producer's (`TransactionManager`, `TxnPartitionEntry`, `RecordAccum
   sequences down by the failed batch's record count (its transaction must then abort, and `Producer` starts a
   new epoch after the abort);
 - UNKNOWN_PRODUCER_ID (the broker lost the producer's state, e.g. to retention) renumbers from 0 when the log
-  start moved past the last acknowledged offset.
+  start moved past the last acknowledged offset;
+- a batch refused with MESSAGE_TOO_LARGE is split (`client/batch_split.py`): its pieces take its sequences and
+  its place in flight, and go one at a time as resent batches do.
 
 One rule is ours, not Java's: a partition's first batch under a producer id and epoch goes alone, and the next
 ones follow once it is acknowledged. A broker before Kafka 4.5 takes any first sequence from a producer it holds
@@ -192,6 +194,15 @@ class Sequences:
                 self._bump_for.add(batch.tp)  # the batch right after the last acknowledged one: a real gap
                 return True
         return None
+
+    def split(self, batch: QueuedBatch, pieces: list[QueuedBatch]) -> None:
+        """The pieces of a numbered batch (which handed them its sequences) are in flight in its place."""
+        entry = self._partitions.get(batch.tp)
+        if entry is None or batch.base_sequence < 0:
+            return
+        entry.remove(batch)
+        for piece in pieces:
+            insort(entry.in_flight, piece, key=_sequence_key)
 
     def failed(self, batch: QueuedBatch) -> None:
         """The batch failed for good after it was numbered: close the gap it leaves."""

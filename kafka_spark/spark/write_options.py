@@ -31,6 +31,9 @@ WRITE_PAYLOAD_OPTIONS = (*_SIDE_OPTIONS.values(), *SERIALIZER_SETTINGS)
 # A task's transaction stays open until the driver commits the whole job or micro-batch: the broker's cap
 # (transaction.max.timeout.ms, 15 minutes by default) rather than the Java producer's one minute.
 EXACTLY_ONCE_TIMEOUT_MS = "900000"
+# Most of a write's cost is the broker's work per batch, so the sink builds batches 16 times the Java producer's
+# default; the producer splits a batch a topic's max.message.bytes refuses, as Java's does (client/batch_split.py).
+SINK_BATCH_SIZE = "262144"
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
             and _int_property(kafka, "max.in.flight.requests.per.connection", 5) <= 5 \
             and _int_property(kafka, "retries", 1) != 0:
         kafka["enable.idempotence"] = "true"
+    kafka.setdefault("batch.size", SINK_BATCH_SIZE)
     topic = _option(options, "topic")
     exactly_once, prefix = _exactly_once(options, kafka)
     sink = SinkOptions(kafka, topic.strip() if topic is not None else None, exactly_once, prefix,

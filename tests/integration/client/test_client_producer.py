@@ -7,6 +7,7 @@ import time
 import uuid
 
 import pytest
+from partition_values import read_back
 
 from kafka_spark.cli.main import main as cli
 from kafka_spark.client import KafkaClient, Producer, ProducerError, TopicPartition
@@ -93,19 +94,6 @@ def _many_records(producer: Producer, topic: str) -> dict[int, list[bytes]]:
     return values if sent.get(30) == len(order) else {}
 
 
-def _read_back(bootstrap: str, topic: str, committed: bool = False,
-               partitions: int = PARTITIONS) -> dict[int, list[bytes]]:
-    isolation = "read_committed" if committed else "read_uncommitted"
-    with KafkaClient({"bootstrap.servers": bootstrap, "isolation.level": isolation}) as client:
-        tps = [TopicPartition(topic, p) for p in range(partitions)]
-        ends = client.latest_offsets(tps)
-        out: dict[int, list[bytes]] = {}
-        for tp in tps:
-            table = client.fetch(topic, tp.partition, 0, ends[tp]).read_all()
-            out[tp.partition] = [] if table is None else table.column("value").to_pylist()
-    return out
-
-
 def _in_flight_peak(producer: Producer) -> list[int]:
     # the most Produce requests the sender had unanswered to one broker, sampled before each wait for an answer
     peak = [0]
@@ -128,7 +116,7 @@ def test_five_in_flight_idempotent_writes_each_record_once_in_order(kafka, topic
         peak = _in_flight_peak(producer)
         values = _many_records(producer, topic_name)
     took = time.monotonic() - started
-    assert _read_back(kafka.bootstrap, topic_name) == values
+    assert read_back(kafka.bootstrap, topic_name, PARTITIONS) == values
     print(f"{PARTITIONS * PER_PARTITION} records, {took:.2f}s, at most {peak[0]} requests in flight")
     assert 1 < peak[0] <= 5
 
@@ -148,7 +136,8 @@ def test_five_in_flight_transactional_writes_each_record_once_in_order(kafka, to
         producer.commit_transaction()
     assert aborted == values
     deadline = time.monotonic() + 30  # the commit markers are written after EndTxn is answered
-    while (got := _read_back(kafka.bootstrap, topic_name, committed=True)) != values and time.monotonic() < deadline:
+    while ((got := read_back(kafka.bootstrap, topic_name, PARTITIONS, committed=True)) != values
+           and time.monotonic() < deadline):
         time.sleep(0.1)
     assert got == values
     assert 1 < peak[0] <= 5
@@ -170,4 +159,4 @@ def test_a_batch_refused_for_good_among_five_in_flight_leaves_the_others_once_in
             futures[20].get(0)
         offsets = [f.get(0).offset for f in futures[:14] + futures[21:]]
     assert offsets == list(range(133))
-    assert _read_back(kafka.bootstrap, topic_name, partitions=1)[0] == values[:14] + values[21:]
+    assert read_back(kafka.bootstrap, topic_name, 1)[0] == values[:14] + values[21:]

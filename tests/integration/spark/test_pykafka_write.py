@@ -116,6 +116,40 @@ def test_delivery_failure_fails_the_job_with_the_brokers_error(spark, kafka, adm
         write(df, "pykafka", kafka, **{"kafka.max.request.size": "1048576"})
 
 
+SPLIT_MODES = {
+    "plain": {"kafka.enable.idempotence": "false", "kafka.max.in.flight.requests.per.connection": "1"},
+    "idempotent": {},
+    "exactlyOnce": {"exactlyOnce": "true"},
+}
+
+
+@pytest.mark.parametrize("mode", list(SPLIT_MODES))
+def test_a_topic_limit_below_the_batch_size_splits_batches_and_keeps_every_row_once_in_order(
+        spark, kafka, admin, topic_name, mode):
+    # The sink builds 256 KiB batches by default; the topic takes batches of at most 20,000 bytes, so the broker
+    # refuses them and the producer splits them (Spark's sink, at 16 KiB batches, never meets the limit).
+    admin.create_topics([NewTopic(topic_name, 3, 1, topic_configs={"max.message.bytes": "20000"})],
+                        wait_for_metadata=True)
+    rows = 12000
+    df = spark.range(0, rows, 1, 2).selectExpr(
+        "cast(id % 97 as string) as key",
+        "concat(cast(spark_partition_id() as string), ':', lpad(cast(id as string), 6, '0'), ':', repeat('v', 300))"
+        " as value")
+    write(df, "pykafka", kafka, topic=topic_name, **SPLIT_MODES[mode])
+    landed_rows = (spark.read.format("kafka").option("kafka.bootstrap.servers", kafka.bootstrap)
+                   .option("subscribe", topic_name).option("kafka.isolation.level", "read_committed").load()
+                   .select("partition", "offset", "value").collect())
+    ids = sorted(int(r.value.split(b":")[1]) for r in landed_rows)
+    assert ids == list(range(rows)), "rows lost or written twice"
+    by_source: dict[tuple[int, bytes], list[tuple[int, int]]] = {}
+    for r in landed_rows:
+        task, number, _ = r.value.split(b":")
+        by_source.setdefault((r.partition, task), []).append((r.offset, int(number)))
+    for writes in by_source.values():
+        numbers = [n for _, n in sorted(writes)]
+        assert numbers == sorted(numbers), "a task's rows to a partition were reordered"
+
+
 def test_save_modes(spark, kafka, admin, topic_name):
     """Append writes with both sinks and Overwrite is refused by both with Spark's message. The default mode
     (ErrorIfExists) appends with Spark's sink, but Spark refuses it for every Python data source before the

@@ -46,3 +46,25 @@ def test_records_read_back() -> None:
     decoded = list(iter_records(bytes(encode_records(records, "none", 3, 0, 0))))
     assert [(r.key, r.value, tuple(r.headers), r.timestamp) for r in decoded] == records
     assert [r.offset for r in decoded] == list(range(50))
+
+
+@pytest.mark.parametrize("count", [2, 64, 65, 300, 4095, 4096, 4097])  # offset deltas of 1 and 2 bytes, past 4095
+@pytest.mark.parametrize("sizes", [(0, 1, 63), (64, 100, 1000), (4000, 4080, 4095), (4096, 5000)])
+@pytest.mark.parametrize("compression", ["none", "zstd"])
+def test_same_bytes_for_a_bulk_sends_batch(count: int, sizes: tuple[int, ...], compression: str) -> None:
+    # one timestamp, no nulls, no headers (what send_many() queues), lengths and sizes either side of the varint steps
+    rng = random.Random(count)
+    records: list[Record] = [(rng.randbytes(rng.choice(sizes[:2])), rng.randbytes(rng.choice(sizes)), (),
+                              1_700_000_000_000) for _ in range(count)]
+    expected = encode_batch(records, compression=None if compression == "none" else compression, producer_id=7,
+                            producer_epoch=2, base_sequence=11)
+    assert bytes(encode_records(records, compression, 7, 2, 11)) == expected
+    # one null, one header or one other timestamp among them: the same bytes too
+    for i, change in enumerate(((None, records[-1][1]), (records[-1][0], None))):
+        odd = [*records[:-1], (*change, (), records[-1][3])]
+        assert bytes(encode_records(odd, "none", 7, 2, 11)) == encode_batch(odd, producer_id=7, producer_epoch=2,
+                                                                          base_sequence=11), i
+    for odd in ([*records[:-1], (records[-1][0], records[-1][1], (("h", b"x"),), records[-1][3])],
+                [*records[:-1], (records[-1][0], records[-1][1], (), records[-1][3] + 1)]):
+        assert bytes(encode_records(odd, "none", 7, 2, 11)) == encode_batch(odd, producer_id=7, producer_epoch=2,
+                                                                          base_sequence=11)
