@@ -21,7 +21,9 @@ read and decoded to Arrow in the bench's own process, one partition after anothe
 (the direct writer's Parquet files of as many generated rows of the same size in Spark tasks, no read, no commit).
 With `--json` the values are JSON objects of about the case's size (`bench.cases.JSON_SCHEMA`'s fields) and every
 contender parses them: `load spark` / `load direct` with `value_schema`, the reference with `from_json` into a
-column `data` beside the Kafka columns.
+column `data` beside the Kafka columns; two ceilings of the direct path join them: `load direct, no parse` (the
+same records loaded raw) and `json.loads alone, 1 process` (Python's own JSON parser over as many of the same
+payloads in the bench's process, no Spark), since the tasks cannot parse faster than the parser they call.
 Writes bench/results/direct-<stamp>.json and .md (and direct-latest.*; `backfill-` with `--backfill`, `json-`
 with `--json`).
 """
@@ -42,7 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.cases import JSON_SCHEMA, Case, produce
+from bench.cases import JSON_SCHEMA, Case, json_payloads, produce
 from bench.installed import compile_package
 
 SPARK_CONF = {"spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2"}
@@ -55,7 +57,7 @@ def log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def contenders(spark, bootstrap: str, value_schema: str | None = None) -> dict[str, Callable[[str, str], None]]:
+def contenders(spark, bootstrap: str, value_schema: str | None = None) -> dict[str, Callable[[str, str], Any]]:
     """name -> load(topic, table); with `value_schema` every contender parses the JSON values."""
     from pyspark.sql import functions as F
 
@@ -75,7 +77,25 @@ def contenders(spark, bootstrap: str, value_schema: str | None = None) -> dict[s
             df = df.select("*", F.from_json(F.col("value").cast("string"), value_schema).alias("data"))
         df.write.format("delta").mode("append").save(table)
 
-    return {"load spark": ours("spark"), "load direct": ours("direct"), PEER: kafka_delta}
+    loads: dict[str, Callable[[str, str], Any]] = {"load spark": ours("spark"), "load direct": ours("direct"),
+                                                   PEER: kafka_delta}
+    if value_schema is not None:
+        def raw(topic: str, table: str) -> None:
+            load(spark, LoadOptions(table=table, kafka={"bootstrap.servers": bootstrap}, topics=[topic],
+                                    sink_id="bench", writer="direct"))
+
+        def parse_alone(topic: str, table: str) -> int:
+            import json as stdlib_json
+
+            size, count = int(topic.split("-")[1].rstrip("b")), _RECORDS[topic]
+            payloads = json_payloads(size)
+            decode = stdlib_json.loads
+            for i in range(count):
+                decode(payloads[i % len(payloads)])
+            return -1
+
+        loads.update({"load direct, no parse": raw, "json.loads alone, 1 process": parse_alone})
+    return loads
 
 
 def backfill_contenders(spark, node, size: int) -> dict[str, Callable[[str, str], int | None]]:

@@ -100,9 +100,9 @@ class SparkJson:
         self.schema = json.loads(schema_json)
         self.type = arrow_type(self.schema)
         self.fields = [f["name"] for f in self.schema["fields"]]
-        self.converters = [_converter(f["type"]) for f in self.schema["fields"]]
-        # The Python type a field's value keeps as it is (no check beyond its type).
-        self.same = [_SAME.get(f["type"]) if isinstance(f["type"], str) else None for f in self.schema["fields"]]
+        self.kinds = [f["type"] for f in self.schema["fields"]]
+        self.converters = [_converter(kind) for kind in self.kinds]
+        self._rows = _row_function(self.fields, self.kinds)
         uses_decimal = "decimal(" in schema_json
         # Decimals must see the number's digits, not a double's.
         self._decode = json.JSONDecoder(object_pairs_hook=tuple,
@@ -112,20 +112,16 @@ class SparkJson:
         """The parsed struct of each value (null for a null value)."""
         columns: list[list[Any]] = [[] for _ in self.fields]
         appends = [c.append for c in columns]
-        plan = list(zip(self.fields, self.same, self.converters, appends, strict=True))
-        valid: list[bool] = []
+        add_row = self._rows(appends, self.converters)
         decode = self._decode
         beyond = _beyond_jackson(values)
-        name: str | None = None
         for row, raw in enumerate(values.to_pylist()):
             if raw is None:
-                valid.append(False)
                 for append in appends:
                     append(None)
                 continue
             try:
-                name = None
-                if row in beyond:
+                if beyond and row in beyond:
                     raise NotCertain("a long number or deep nesting (Jackson's limits)")
                 text = raw.decode("utf-8").strip(_WHITESPACE)
                 obj, end = decode(text)
@@ -136,21 +132,80 @@ class SparkJson:
                 fields = dict(obj)
                 if len(fields) != len(obj):
                     raise NotCertain(f"field {_twice(obj)} appears twice")
-                for name, same, convert, append in plan:
-                    value = fields.get(name)
-                    append(value if value is None or type(value) is same else convert(value))
             except NotCertain as exc:
-                raise NotCertain(exc.reason if name is None else f"field {name}: {exc.reason}", row) from None
-            except (ValueError, RecursionError, decimal.DecimalException) as exc:
+                raise NotCertain(exc.reason, row) from None
+            except (ValueError, RecursionError) as exc:
                 raise NotCertain(f"not strict JSON ({type(exc).__name__}: {exc})"[:300], row) from None
-            valid.append(True)
+            try:
+                add_row(fields)
+            except (NotCertain, decimal.DecimalException) as exc:
+                raise NotCertain(self._field_reason(fields, exc), row) from None
+        children = [self._child(i, column) for i, column in enumerate(columns)]
+        return pa.StructArray.from_arrays(children, fields=list(self.type), mask=values.is_null())
+
+    def _child(self, i: int, column: list[Any]) -> pa.Array:
+        kind = self.type[i].type
         try:
-            children = [pa.array(c, f.type) for c, f in zip(columns, self.type, strict=True)]
+            return pa.array(column, kind)
         except (UnicodeEncodeError, pa.ArrowException) as exc:
-            raise NotCertain(f"a value Arrow cannot hold ({exc})"[:300], _first_unencodable(columns)) from None
-        # from_arrays' mask marks the null rows
-        mask = pc.invert(pa.array(valid, pa.bool_()))
-        return pa.StructArray.from_arrays(children, fields=list(self.type), mask=mask)
+            if not pa.types.is_decimal(kind):
+                raise NotCertain(f"a value Arrow cannot hold ({exc})"[:300], _first_unencodable(column)) from None
+        # A top-level decimal goes to Arrow as parsed; one that needs rounding (or does not fit) comes here.
+        convert, name = self.converters[i], self.fields[i]
+        rounded = []
+        for row, item in enumerate(column):
+            try:
+                rounded.append(None if item is None else convert(item))
+            except NotCertain as exc:
+                raise NotCertain(f"field {name}: {exc.reason}", row) from None
+        return pa.array(rounded, kind)
+
+    def _field_reason(self, fields: dict[str, Any], error: BaseException) -> str:
+        """Which field of a value its row function refused, and why."""
+        for name, convert in zip(self.fields, self.converters, strict=True):
+            item = fields.get(name)
+            if item is None:
+                continue
+            try:
+                convert(item)
+            except (NotCertain, decimal.DecimalException) as exc:
+                return f"field {name}: {exc.reason if isinstance(exc, NotCertain) else type(exc).__name__}"
+        return str(error)
+
+
+def _row_function(names: list[str], kinds: list[Any]) -> Callable[[list[Any], list[Converter]], Converter]:
+    """A function that makes, from each column's `append` and each field's converter, the function adding one
+    value's fields (a dict) to the columns. Generated for the schema: each field's common case is checked
+    inline, the rest goes to its converter, as `_converter` would for every value."""
+    width = len(names)
+    lines = ["def make(appends, converters):",
+             f"    {''.join(f'a{i}, ' for i in range(width))}= appends",
+             f"    {''.join(f'c{i}, ' for i in range(width))}= converters",
+             "    def add(d):"]
+    for i, (name, kind) in enumerate(zip(names, kinds, strict=True)):
+        check = _inline_check(kind)
+        lines.append(f"        v = d.get({name!r})")
+        lines.append(f"        a{i}(v if v is None or {check} else c{i}(v))" if check else
+                     f"        a{i}(v if v is None else c{i}(v))")
+    lines.append("    return add")
+    namespace: dict[str, Any] = {"Decimal": decimal.Decimal}
+    exec("\n".join(lines), namespace)  # the source holds the schema's names as literals (repr), nothing else
+    return namespace["make"]
+
+
+def _inline_check(kind: Any) -> str | None:
+    """A Python expression over `v` that is true when the value of this top-level field is kept as it is."""
+    if not isinstance(kind, str):
+        return None
+    if kind in _INTEGRAL:
+        bits = _INTEGRAL[kind][1]
+        return f"(type(v) is int and {-(1 << bits)} <= v <= {(1 << bits) - 1})"
+    if kind in _SAME:
+        return f"type(v) is {_SAME[kind].__name__}"
+    if _DECIMAL.fullmatch(kind):
+        # Arrow rescales these exactly or refuses (then the converter rounds them as Spark does)
+        return "(type(v) is Decimal or type(v) is int)"
+    return None
 
 
 def _twice(pairs: tuple[tuple[str, Any], ...]) -> str:
@@ -173,10 +228,10 @@ def _beyond_jackson(values: pa.Array) -> set[int]:
     return set(rows.filter(flagged).to_pylist())
 
 
-def _first_unencodable(columns: list[list[Any]]) -> int:
-    for row in range(len(columns[0]) if columns else 0):
+def _first_unencodable(column: list[Any]) -> int:
+    for row, item in enumerate(column):
         try:
-            json.dumps([c[row] for c in columns], ensure_ascii=False, default=str).encode("utf-8")
+            json.dumps(item, ensure_ascii=False, default=str).encode("utf-8")
         except UnicodeEncodeError:
             return row
     return 0
