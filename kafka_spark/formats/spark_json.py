@@ -21,6 +21,7 @@ import math
 import re
 import struct
 from collections.abc import Callable
+from json.scanner import make_scanner
 from typing import Any
 
 import numpy as np
@@ -105,15 +106,16 @@ class SparkJson:
         self._rows = _row_function(self.fields, self.kinds)
         uses_decimal = "decimal(" in schema_json
         # Decimals must see the number's digits, not a double's.
-        self._decode = json.JSONDecoder(object_pairs_hook=tuple,
-                                        parse_float=decimal.Decimal if uses_decimal else float).raw_decode
+        # The decoder's C scanner, called directly: one value at the text's start, no Python frame around it.
+        decoder = json.JSONDecoder(object_pairs_hook=tuple, parse_float=decimal.Decimal if uses_decimal else float)
+        self._scan = make_scanner(decoder)  # type: ignore[arg-type]  # typeshed names a scanner, not its context
 
     def parse(self, values: pa.Array) -> pa.StructArray:
         """The parsed struct of each value (null for a null value)."""
         columns: list[list[Any]] = [[] for _ in self.fields]
         appends = [c.append for c in columns]
         add_row = self._rows(appends, self.converters)
-        decode = self._decode
+        scan = self._scan
         beyond = _beyond_jackson(values)
         for row, raw in enumerate(values.to_pylist()):
             if raw is None:
@@ -124,7 +126,7 @@ class SparkJson:
                 if beyond and row in beyond:
                     raise NotCertain("a long number or deep nesting (Jackson's limits)")
                 text = raw.decode("utf-8").strip(_WHITESPACE)
-                obj, end = decode(text)
+                obj, end = scan(text, 0)
                 if end != len(text):
                     raise NotCertain("text after the JSON value")
                 if type(obj) is not tuple:
@@ -134,6 +136,8 @@ class SparkJson:
                     raise NotCertain(f"field {_twice(obj)} appears twice")
             except NotCertain as exc:
                 raise NotCertain(exc.reason, row) from None
+            except StopIteration as stop:  # the scanner's way of saying where a value breaks off
+                raise NotCertain(f"not strict JSON (broken at character {stop.value})", row) from None
             except (ValueError, RecursionError) as exc:
                 raise NotCertain(f"not strict JSON ({type(exc).__name__}: {exc})"[:300], row) from None
             try:
@@ -148,17 +152,20 @@ class SparkJson:
         try:
             return pa.array(column, kind)
         except (UnicodeEncodeError, pa.ArrowException) as exc:
-            if not pa.types.is_decimal(kind):
-                raise NotCertain(f"a value Arrow cannot hold ({exc})"[:300], _first_unencodable(column)) from None
-        # A top-level decimal goes to Arrow as parsed; one that needs rounding (or does not fit) comes here.
+            failure = exc
+        # Values left for Arrow to check (top-level decimals, string arrays) that it refused: the converter
+        # finds the value and says why, or rounds a decimal as Spark does.
         convert, name = self.converters[i], self.fields[i]
-        rounded = []
+        converted = []
         for row, item in enumerate(column):
             try:
-                rounded.append(None if item is None else convert(item))
+                converted.append(None if item is None else convert(item))
             except NotCertain as exc:
                 raise NotCertain(f"field {name}: {exc.reason}", row) from None
-        return pa.array(rounded, kind)
+        try:
+            return pa.array(converted, kind)
+        except (UnicodeEncodeError, pa.ArrowException):
+            raise NotCertain(f"a value Arrow cannot hold ({failure})"[:300], _first_unencodable(column)) from None
 
     def _field_reason(self, fields: dict[str, Any], error: BaseException) -> str:
         """Which field of a value its row function refused, and why."""
@@ -183,29 +190,33 @@ def _row_function(names: list[str], kinds: list[Any]) -> Callable[[list[Any], li
              f"    {''.join(f'c{i}, ' for i in range(width))}= converters",
              "    def add(d):"]
     for i, (name, kind) in enumerate(zip(names, kinds, strict=True)):
-        check = _inline_check(kind)
         lines.append(f"        v = d.get({name!r})")
-        lines.append(f"        a{i}(v if v is None or {check} else c{i}(v))" if check else
-                     f"        a{i}(v if v is None else c{i}(v))")
+        lines.append(f"        a{i}(v if v is None else {_inline(kind, f'c{i}')})")
     lines.append("    return add")
     namespace: dict[str, Any] = {"Decimal": decimal.Decimal}
     exec("\n".join(lines), namespace)  # the source holds the schema's names as literals (repr), nothing else
     return namespace["make"]
 
 
-def _inline_check(kind: Any) -> str | None:
-    """A Python expression over `v` that is true when the value of this top-level field is kept as it is."""
-    if not isinstance(kind, str):
-        return None
-    if kind in _INTEGRAL:
-        bits = _INTEGRAL[kind][1]
-        return f"(type(v) is int and {-(1 << bits)} <= v <= {(1 << bits) - 1})"
-    if kind in _SAME:
-        return f"type(v) is {_SAME[kind].__name__}"
-    if _DECIMAL.fullmatch(kind):
-        # Arrow rescales these exactly or refuses (then the converter rounds them as Spark does)
-        return "(type(v) is Decimal or type(v) is int)"
-    return None
+def _inline(kind: Any, converter: str) -> str:
+    """A Python expression over a top-level field's non-null value `v`: its column's value, the common cases
+    checked inline and the rest given to `converter` (that field's `_converter`)."""
+    if isinstance(kind, str):
+        if kind in _INTEGRAL:
+            bits = _INTEGRAL[kind][1]
+            return f"v if type(v) is int and {-(1 << bits)} <= v <= {(1 << bits) - 1} else {converter}(v)"
+        if kind == "double":
+            # a schema with decimals parses every fraction as a Decimal
+            return f"v if type(v) is float else float(v) if type(v) is Decimal else {converter}(v)"
+        if kind in _SAME:
+            return f"v if type(v) is {_SAME[kind].__name__} else {converter}(v)"
+        if _DECIMAL.fullmatch(kind):
+            # Arrow rescales these exactly or refuses (then the converter rounds them as Spark does)
+            return f"v if type(v) is Decimal or type(v) is int else {converter}(v)"
+    elif kind["type"] == "array" and kind["elementType"] == "string":
+        # Arrow refuses any element that is not a string (SparkJson._child)
+        return f"v if type(v) is list else {converter}(v)"
+    return f"{converter}(v)"
 
 
 def _twice(pairs: tuple[tuple[str, Any], ...]) -> str:
