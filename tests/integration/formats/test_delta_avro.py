@@ -36,6 +36,14 @@ def test_decoded_rows_and_dead_letters_commit_together(spark, kafka, registry, c
     letters = spark.read.format("delta").load(dead).orderBy("offset").collect()
     assert [(r["offset"], bytes(r["value"])) for r in letters] == [(3, bad[0]), (7, bad[1])]
     assert "424242" in letters[1]["error"]
+    # The batch with dead letters went through Spark's writer; the next, clean one is written by the tasks.
+    assert result.writer == "spark" and "2 record(s) for the dead-letter table" in result.writer_reason
+    produce(kafka.bootstrap, topic_name, serialize(avro_serializer(confluent_registry, ORDER_V1), topic_name,
+                                                   [order(i) for i in range(6, 9)]))
+    clean = load(spark, options(kafka, registry, topic_name, table, dead_letter=dead))
+    assert (clean.writer, clean.rows, clean.dead_letters, clean.start) == ("direct", 3, 0, result.offsets)
+    assert [r["value"]["id"] for r in spark.read.format("delta").load(table).orderBy("offset").collect()] == list(
+        range(9))
 
 
 def test_table_gains_the_fields_a_newer_schema_adds_with_merge_schema(spark, kafka, registry, confluent_registry,
