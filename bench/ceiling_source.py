@@ -7,7 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    DataSourceWriter,
+    InputPartition,
+    WriterCommitMessage,
+)
 
 from kafka_spark.spark.schema import kafka_ddl
 
@@ -90,9 +97,31 @@ class ParquetCeiling(DataSource):
         return _ParquetReader(dict(self.options))
 
 
+SINK_NAME = "sink-ceiling"
+
+
+class _DrainingWriter(DataSourceArrowWriter):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        for _ in iterator:
+            pass
+        return WriterCommitMessage()
+
+
+class SinkCeiling(DataSource):
+    """The fastest any Python sink can take a write's rows: an Arrow writer that receives every batch Spark
+    hands it and does nothing with them (no producer, no broker). Takes and ignores any option."""
+
+    @classmethod
+    def name(cls) -> str:
+        return SINK_NAME
+
+    def writer(self, schema: object, overwrite: bool) -> DataSourceWriter:
+        return _DrainingWriter()
+
+
 def register(spark: object) -> None:
-    """Make `format("arrow-ceiling")` and `format("parquet-ceiling")` available in `spark`, shipping this module
-    to the workers by value."""
+    """Make `format("arrow-ceiling")`, `format("parquet-ceiling")` and `format("sink-ceiling")` available in
+    `spark`, shipping this module to the workers by value."""
     import sys
 
     from pyspark import cloudpickle
@@ -100,3 +129,4 @@ def register(spark: object) -> None:
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     spark.dataSource.register(ArrowCeiling)  # type: ignore[attr-defined]
     spark.dataSource.register(ParquetCeiling)  # type: ignore[attr-defined]
+    spark.dataSource.register(SinkCeiling)  # type: ignore[attr-defined]

@@ -7,7 +7,8 @@ format("kafka") sink, the same DataFrame into fresh topics of one local broker.
 The DataFrame (a string key, a value of the case's size, 4 Spark partitions) is cached and counted before any
 timing; each write goes to a new 8-partition topic, timed from save() to its return, writers alternating. Every
 writer runs at its defaults (`pykafka`: batch.size 262144; Spark's sink: the Java producer's 16384), and `pykafka`
-once more at the Java producer's batch.size.
+once more at the Java producer's batch.size; and the ceiling of any Python sink (`bench/ceiling_source.py`'s
+`sink-ceiling`: an Arrow writer that drains the rows Spark hands it, no producer).
 Writes bench/results/write-<stamp>.json and .md (and write-latest.*).
 """
 
@@ -35,6 +36,8 @@ WRITERS = {
     # what the sink's larger default batches are worth
     "pykafka batch.size=16384": ("pykafka", {"kafka.batch.size": "16384"}),
     "spark kafka": ("kafka", {}),
+    # the ceiling of any Python sink: Spark hands the rows to a Python writer that does nothing with them
+    "python sink, no work": ("sink-ceiling", {}),
 }
 PEER = "spark kafka"
 
@@ -118,6 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     spark = None
     try:
         spark = local_spark("kafka-spark-write-bench", extra=SPARK_CONF)
+        from bench.ceiling_source import register
+
+        register(spark)
         warm = frame(spark, 20_000, 100)
         for fmt, options in WRITERS.values():  # JIT, Python workers, class loading: not recorded
             write_once(warm, node, fmt, options)

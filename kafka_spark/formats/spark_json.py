@@ -11,16 +11,22 @@ fields the schema lacks are ignored; JSON `null` and missing fields are null.
 The schema is Spark's JSON form of a struct (`StructType.json()`); `certain_schema_reason` says why one
 is outside what this parser serves (dates, timestamps, binary, intervals, variants, maps without string
 keys), so such a `value_schema` keeps Spark's writer whole.
+
+Two decoders: msgspec's (spark_json_typed.py, typed and in C: most schemas) and, for a schema with a
+`DECIMAL` or `FLOAT` below the top level or without msgspec, Python's own scanner with the checks here
+(which refuse a duplicate key rather than check each occurrence).
 """
 
 from __future__ import annotations
 
+import contextlib
 import decimal
+import gc
 import json
 import math
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from json.scanner import make_scanner
 from typing import Any
 
@@ -97,12 +103,17 @@ class SparkJson:
     """Parses a column of JSON values (bytes) into the Arrow struct `from_json` would give, or raises
     NotCertain naming the first value it cannot be sure of (`row`, `reason`)."""
 
-    def __init__(self, schema_json: str) -> None:
+    def __init__(self, schema_json: str, typed: bool | None = None) -> None:
+        """`typed`: decode with msgspec (spark_json_typed.py; None: where it serves the schema and is installed),
+        or with Python's own JSON scanner."""
         self.schema = json.loads(schema_json)
         self.type = arrow_type(self.schema)
         self.fields = [f["name"] for f in self.schema["fields"]]
         self.kinds = [f["type"] for f in self.schema["fields"]]
         self.converters = [_converter(kind) for kind in self.kinds]
+        self._typed = _typed_decoder(self.schema, self.type, self.converters) if typed is not False else None
+        if typed and self._typed is None:
+            raise ValueError("msgspec is not installed, or does not serve this schema")
         self._rows = _row_function(self.fields, self.kinds)
         uses_decimal = "decimal(" in schema_json
         # Decimals must see the number's digits, not a double's.
@@ -112,6 +123,13 @@ class SparkJson:
 
     def parse(self, values: pa.Array) -> pa.StructArray:
         """The parsed struct of each value (null for a null value)."""
+        if self._typed is not None:
+            beyond = _beyond_jackson(values)
+            if beyond:
+                raise NotCertain("a long number or deep nesting (Jackson's limits)", min(beyond))
+            with _collector_paused():
+                children = self._typed.parse(values.to_pylist(), NotCertain)
+            return pa.StructArray.from_arrays(children, fields=list(self.type), mask=values.is_null())
         columns: list[list[Any]] = [[] for _ in self.fields]
         appends = [c.append for c in columns]
         add_row = self._rows(appends, self.converters)
@@ -178,6 +196,29 @@ class SparkJson:
             except (NotCertain, decimal.DecimalException) as exc:
                 return f"field {name}: {exc.reason if isinstance(exc, NotCertain) else type(exc).__name__}"
         return str(error)
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a batch's values become objects: they hold no cycles, and the
+    collections their allocations would trigger cost a third of the parse (measured)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _typed_decoder(schema: dict[str, Any], arrow: pa.StructType, converters: list[Converter]) -> Any:
+    """The msgspec decoder of the schema, or None (msgspec not installed, or a schema it does not serve)."""
+    try:
+        from kafka_spark.formats.spark_json_typed import TypedDecoder, typed_types
+        types = typed_types(schema)
+    except ImportError:
+        return None
+    return TypedDecoder(schema, types, arrow, converters) if types is not None else None
 
 
 def _row_function(names: list[str], kinds: list[Any]) -> Callable[[list[Any], list[Converter]], Converter]:

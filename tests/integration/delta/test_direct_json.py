@@ -127,11 +127,11 @@ def test_a_json_parsed_stream_is_direct_and_falls_back_per_micro_batch(kafka, sp
                              on_commit=lambda _, r: results.append(r))
 
     assert run_available_now(spark, stream()) == 20
-    produce(producer, topic_name, [value(20), b'{"id": 21, "id": 22}', value(23)])  # a duplicate key
+    produce(producer, topic_name, [value(20), b'{"id": 21, "ratio": Infinity}', value(23)])  # Spark reads Infinity
     assert run_available_now(spark, stream()) == 3
     produce(producer, topic_name, [value(i) for i in range(24, 30)])
     assert run_available_now(spark, stream()) == 6
     assert [r.writer for r in results] == ["direct", "spark", "direct"]
-    assert "is left to Spark's from_json (field id appears twice)" in results[1].writer_reason
+    assert "is left to Spark's from_json" in results[1].writer_reason
     assert load(spark, options(kafka, reference, topic_name, writer="spark")).rows == 29
     assert rows(spark, table) == rows(spark, reference)

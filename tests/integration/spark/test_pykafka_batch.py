@@ -142,7 +142,7 @@ def test_registration_module_imports_without_optional_extras(module, source):
     # record decoder and the segment reader load in tasks only.
     code = (
         "import sys\n"
-        "for name in ('kazoo', 'deltalake', 'delta', 'lz4', 'zstandard', 'snappy', 'crcmod', 'kafka'):\n"
+        "for name in ('kazoo', 'deltalake', 'msgspec', 'delta', 'lz4', 'zstandard', 'snappy', 'crcmod', 'kafka'):\n"
         "    sys.modules[name] = None\n"
         f"import {module}\n"
         "from pkgutil import iter_modules\n"
