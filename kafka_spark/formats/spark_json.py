@@ -128,7 +128,7 @@ class SparkJson:
             if beyond:
                 raise NotCertain("a long number or deep nesting (Jackson's limits)", min(beyond))
             with _collector_paused():
-                children = self._typed.parse(values.to_pylist(), NotCertain)
+                children = self._typed.parse(values, NotCertain)
             return pa.StructArray.from_arrays(children, fields=list(self.type), mask=values.is_null())
         columns: list[list[Any]] = [[] for _ in self.fields]
         appends = [c.append for c in columns]

@@ -19,6 +19,7 @@ Schemas with a `DECIMAL` or `FLOAT` below the top level take the stdlib path (sp
 from __future__ import annotations
 
 import decimal
+import itertools
 import operator
 from types import GenericAlias
 from typing import TYPE_CHECKING, Any
@@ -94,13 +95,15 @@ class TypedDecoder:
         self.arrow, self.converters = arrow, converters
         self.width = len(attrs)
 
-    def parse(self, raws: list[bytes | None], not_certain: type[Exception]) -> list[pa.Array]:
-        """The Arrow array of each top-level field; `not_certain(reason, row)` for a value left to Spark."""
+    def parse(self, values: pa.Array, not_certain: type[Exception]) -> list[pa.Array]:
+        """The Arrow array of each top-level field of `values` (binary); `not_certain(reason, row)` for a value
+        left to Spark."""
         decode = self.decode
         try:
-            rows = [None if raw is None else decode(raw) for raw in raws]
+            rows = [decode(raw) for raw in _slices(values)] if values.null_count == 0 else \
+                [None if raw is None else decode(raw) for raw in values.to_pylist()]
         except self.errors:
-            row, reason = self._first_refused(raws)
+            row, reason = self._first_refused(values.to_pylist())
             raise not_certain(reason, row) from None
         fields = self.fields
         empty = (None,) * self.width
@@ -146,6 +149,16 @@ class TypedDecoder:
             except (ValueError, OverflowError, pa.ArrowException) as exc:
                 raise not_certain(f"field {name}: {getattr(exc, 'reason', exc)}"[:300], row) from None
         return pa.array(converted, target)
+
+
+def _slices(values: pa.Array) -> list[memoryview] | list[bytes]:
+    """Each value of a binary array without nulls as a view of Arrow's buffer (no copy of its bytes)."""
+    offsets_buffer, data = values.buffers()[1:3]
+    if data is None or not pa.types.is_binary(values.type):
+        return values.to_pylist()
+    offsets = np.frombuffer(offsets_buffer, np.int32)[values.offset:values.offset + len(values) + 1].tolist()
+    view = memoryview(data)
+    return [view[start:end] for start, end in itertools.pairwise(offsets)]
 
 
 def _reason(message: str) -> str:
