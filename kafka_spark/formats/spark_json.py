@@ -116,8 +116,8 @@ class SparkJson:
             raise ValueError("msgspec is not installed, or does not serve this schema")
         self._rows = _row_function(self.fields, self.kinds)
         uses_decimal = "decimal(" in schema_json
-        # Decimals must see the number's digits, not a double's.
-        # The decoder's C scanner, called directly: one value at the text's start, no Python frame around it.
+        # Decimals must see the number's digits, not a double's. The decoder's C scanner is called directly:
+        # one value at the text's start, no Python frame around it.
         decoder = json.JSONDecoder(object_pairs_hook=tuple, parse_float=decimal.Decimal if uses_decimal else float)
         self._scan = make_scanner(decoder)  # type: ignore[arg-type]  # typeshed names a scanner, not its context
 
@@ -130,6 +130,10 @@ class SparkJson:
             with _collector_paused():
                 children = self._typed.parse(values, NotCertain)
             return pa.StructArray.from_arrays(children, fields=list(self.type), mask=values.is_null())
+        return pa.StructArray.from_arrays(self._scanned(values), fields=list(self.type), mask=values.is_null())
+
+    def _scanned(self, values: pa.Array) -> list[pa.Array]:
+        """Each top-level field's array, the values parsed by Python's own JSON scanner."""
         columns: list[list[Any]] = [[] for _ in self.fields]
         appends = [c.append for c in columns]
         add_row = self._rows(appends, self.converters)
@@ -162,8 +166,7 @@ class SparkJson:
                 add_row(fields)
             except (NotCertain, decimal.DecimalException) as exc:
                 raise NotCertain(self._field_reason(fields, exc), row) from None
-        children = [self._child(i, column) for i, column in enumerate(columns)]
-        return pa.StructArray.from_arrays(children, fields=list(self.type), mask=values.is_null())
+        return [self._child(i, column) for i, column in enumerate(columns)]
 
     def _child(self, i: int, column: list[Any]) -> pa.Array:
         kind = self.type[i].type
