@@ -132,6 +132,8 @@ _VARINTS = tuple(encode_varint(i) for i in range(4096))
 _NULL = b"\x01"  # zigzag(-1): a null key or value
 _NO_HEADERS = b"\x00"
 _ATTRIBUTES = b"\x00"
+_ATTRIBUTES_AND_NO_DELTA = b"\x00\x00"  # attributes 0, then a timestamp delta of 0
+_VARINT_SIZES = tuple(len(v) for v in _VARINTS)
 
 
 def _varint(number: int) -> bytes:
@@ -196,7 +198,16 @@ def encode_produced(
     varints = _VARINTS
     parts: list[bytes] = [_BLANK_V2_HEADER] if codec == Compression.NONE else []
     extend = parts.extend
+    sizes = _VARINT_SIZES
     for delta, (key, value, headers, ts) in enumerate(records):
+        if ts == base_ts and not headers and key is not None and value is not None and delta < 4096:
+            # the common record (the batch's first timestamp, a key, a value, no headers), in fewer steps
+            key_size, value_size = len(key), len(value)
+            if key_size < 4096 and value_size < 4096:
+                size = 3 + sizes[delta] + sizes[key_size] + key_size + sizes[value_size] + value_size
+                extend((varints[size] if size < 4096 else encode_varint(size), _ATTRIBUTES_AND_NO_DELTA,
+                        varints[delta], varints[key_size], key, varints[value_size], value, _NO_HEADERS))
+                continue
         ts_delta = ts - base_ts
         ts_bytes = varints[ts_delta] if 0 <= ts_delta < 4096 else encode_varint(ts_delta)
         offset = varints[delta] if delta < 4096 else encode_varint(delta)
