@@ -3,10 +3,11 @@
 The direct writer (direct_files.py for the tasks, direct_commit.py for the commit) writes a batch's rows as
 Parquet in the tasks that read them and commits the files, the `txn` and the batch's JSON through
 delta-rs: no record crosses into the JVM. It serves what it can write exactly as Delta on Spark would: raw,
-registry-decoded or `value_schema`-parsed records appended to a path table (or a new one) whose protocol
-asks nothing of a writer beyond the files, their statistics and the commit, partitioned (by `partition_by`
-or the table's own partitioning) by top-level columns of the rows or not at all. Everything else gets
-Spark's writer: `direct_writer_reason` says why, in one place.
+registry-decoded or `value_schema`-parsed records appended to a path table (or a new one), or to an existing
+table of the session catalog when that is Delta's own (`catalog_reason`), whose protocol asks nothing of a
+writer beyond the files, their statistics and the commit, partitioned (by `partition_by` or the table's own
+partitioning) by top-level columns of the rows or not at all. Everything else gets Spark's writer:
+`direct_writer_reason` says why, in one place.
 
 A batch can still go to Spark's writer when it is written: one whose JSON values the tasks cannot be sure
 to parse as Spark's `from_json` does, or that has records for the dead-letter table (direct_commit.py).
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -37,6 +39,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WRITERS = ("auto", "spark", "direct")
+# Why a load that creates a catalog table takes Spark's writer (which registers it); later ones may be direct.
+NEW_CATALOG_TABLE = "a new catalog table is created by Spark's writer (the direct writer serves its later commits)"
+# The session catalog whose Delta tables the direct writer serves by name: Delta's own, over Spark's metastore.
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 # Writer features the direct commit honours by writing files alone (appendOnly: it only appends;
 # changeDataFeed: an append has no change files; deletionVectors: new files have none), and those it
 # honours while their content asks nothing (checked below: a CHECK constraint, a generated column, a
@@ -84,11 +90,13 @@ def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | No
         from kafka_spark.delta.location import locate
 
         location = locate(options.table, spark)
-    table = _snapshot(location) if location is not None and not location.name else None
+    table = _snapshot(location) if location is not None else None
     parsed = parsed_struct(spark, options.value_schema) if options.value_schema else None
     rows = rows_schema(options.source, parsed) if options.transform is None else None
     zone, codec = session_time_zone(spark), session_codec(spark)
     reason = direct_writer_reason(table, options, rows, session_defaults(spark), zone, parsed)
+    if reason is None and options.table is not None and is_table_name(options.table):
+        reason = catalog_reason(spark, options.table)
     if reason is None and codec not in PARQUET_CODECS:
         reason = (f"spark.sql.parquet.compression.codec is {codec} (the direct writer writes "
                   f"{', '.join(PARQUET_CODECS)})")
@@ -102,6 +110,26 @@ def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | No
         raise ConfigError(f"writer 'direct' cannot write to {options.table}: {reason}; use writer 'spark' or 'auto'")
     log.info("%s: Spark's writer, since %s", options.table, reason)
     return WriterChoice("spark", reason=reason)
+
+
+def catalog_reason(spark: Any, name: str) -> str | None:
+    """Why the direct writer leaves the existing catalog table `name` to Spark's writer, or None: it serves the
+    Delta tables of the session catalog when that is Delta's own catalog (the table's files and log are then
+    all there is to a write), not other catalogs, which may hold more or vend the storage credentials."""
+    parts = _identifiers(name)
+    if len(parts) == 3 and parts[0].lower() != "spark_catalog":
+        return f"the table is in catalog {parts[0]} (the direct writer serves the session catalog's Delta tables)"
+    implementation = spark.conf.get("spark.sql.catalog.spark_catalog", None) if spark is not None else None
+    if implementation != DELTA_CATALOG:
+        shown = implementation or "Spark's built-in one"
+        return (f"the session catalog is {shown}, not Delta's {DELTA_CATALOG} (the direct writer serves that "
+                "one's tables by name)")
+    return None
+
+
+def _identifiers(name: str) -> list[str]:
+    """The dot-separated identifiers of a catalog name, backticks removed."""
+    return [part.strip("`") for part in re.findall(r"`[^`]*`|[^.]+", name.strip())]
 
 
 def parsed_struct(spark: Any, ddl: str) -> str:
@@ -122,8 +150,10 @@ def direct_writer_reason(table: DeltaTable | None, options: LoadOptions, rows_sc
     `session_zone` the session time zone, which names a timestamp partition's directory; `parsed` the struct
     `value_schema` parses values into (Spark's JSON form).
     """
-    if options.table is None or is_table_name(options.table):
-        return "the table is named in a catalog (the direct writer writes paths and URIs)"
+    if options.table is None:
+        return "the table is not known yet"
+    if is_table_name(options.table) and table is None:
+        return NEW_CATALOG_TABLE
     if options.transform is not None:
         return "a transform makes the rows in Spark SQL"
     if options.value_schema is not None:

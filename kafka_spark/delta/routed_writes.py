@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from kafka_spark.delta.direct import WriterChoice, choose_writer
+from kafka_spark.delta.direct import NEW_CATALOG_TABLE, WriterChoice, choose_writer
 from kafka_spark.delta.direct_commit import (
     DirectJob,
     SparkWriterNeeded,
@@ -125,8 +125,8 @@ class RoutedWrites:
         except Exception:
             self.choices.pop(table, None)  # chosen again, from the table as it is then
             raise
-        if choice.target is not None and choice.target.table is None:
-            self.choices.pop(table, None)  # the commit created the table: its snapshot is read next time
+        if (choice.target is not None and choice.target.table is None) or choice.reason == NEW_CATALOG_TABLE:
+            self.choices.pop(table, None)  # the commit created the table: its writer is chosen again next time
         result.table, result.topic = table, routed.topic
         if result.writer_reason is None:  # else the direct writer left this batch to Spark's, saying why
             result.writer, result.writer_reason = choice.writer, choice.reason

@@ -34,7 +34,7 @@ from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.offsets import earliest_offsets
 from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.dead_letter import check_options, reconcile
-from kafka_spark.delta.direct import WriterChoice, choose_writer
+from kafka_spark.delta.direct import NEW_CATALOG_TABLE, WriterChoice, choose_writer
 from kafka_spark.delta.direct_commit import write_direct
 from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.location import TableLocation, locate, path_location
@@ -133,6 +133,8 @@ def start_stream(spark, options: StreamOptions):
         reconcile(spark, source, target, parsing, committed_position(location, target.sink_id) if location else None)
     # before the query clones the session's settings
     redact_secret_options(spark)
+    if options.checkpoint is None and location is not None and location.name:
+        options.checkpoint = default_checkpoint(location.path, target.sink_id)  # beside the catalog table
     initial = None
     with Cluster(source.kafka) as cluster:
         if choice.target is not None:
@@ -230,6 +232,8 @@ class MicroBatchWriter:
             raise
         if result.writer_reason is None:  # else the direct writer left this batch to Spark's, saying why
             result.writer, result.writer_reason = choice.writer, choice.reason
+        if choice.reason == NEW_CATALOG_TABLE:
+            self.choice = None  # the table exists now: the next micro-batch may take the direct writer
         return result
 
     def _writer(self) -> WriterChoice:

@@ -1,5 +1,6 @@
 """Streams and loads into a catalog table by name (Spark's built-in catalog): created on first use
-like saveAsTable, found again by name, resumed exactly."""
+like saveAsTable (by Spark's writer), found again by name, resumed exactly, and written by the direct writer
+once it exists."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from delta_support import latest_offsets_of, produce_numbered, run_available_now
 
 from kafka_spark.delta import LoadOptions, StreamOptions, committed_position, load
 from kafka_spark.delta.catalog import catalog_location
+from kafka_spark.delta.direct import NEW_CATALOG_TABLE
 
 
 def test_a_stream_creates_a_catalog_table_and_a_batch_load_continues_it(spark, kafka, producer, topic_name):
@@ -17,9 +19,13 @@ def test_a_stream_creates_a_catalog_table_and_a_batch_load_continues_it(spark, k
     name = f"default.events_{uuid.uuid4().hex[:8]}"
     kafka_conf = {"bootstrap.servers": kafka.bootstrap}
     try:
+        writers: list[tuple[str, str | None]] = []
         stream = StreamOptions(table=name, kafka=kafka_conf, topics=[topic_name], sink_id="events",
-                               trigger="available-now", max_offsets_per_trigger=100, partition_by=["partition"])
+                               trigger="available-now", max_offsets_per_trigger=100, partition_by=["partition"],
+                               on_commit=lambda _, r: writers.append((r.writer, r.writer_reason)))
         assert run_available_now(spark, stream) == 150
+        # The micro-batch that created the table went through Spark's writer, the next one through the direct one.
+        assert writers == [("spark", NEW_CATALOG_TABLE), ("direct", None)]
         location = catalog_location(spark, name)
         assert location is not None
         detail = spark.sql(f"DESCRIBE DETAIL {name}").first()
@@ -32,9 +38,17 @@ def test_a_stream_creates_a_catalog_table_and_a_batch_load_continues_it(spark, k
         # Restarted by name, then continued by a batch load of the same sink: one position.
         produce_numbered(producer, topic_name, 30, start=150)
         assert run_available_now(spark, stream) == 30
+        assert writers[2:] == [("direct", None)]
         produce_numbered(producer, topic_name, 40, start=180)
         result = load(spark, LoadOptions(table=name, kafka=kafka_conf, topics=[topic_name], sink_id="events"))
         assert result.status == "committed" and result.batch == 3 and result.rows == 40
+        assert (result.writer, result.writer_reason) == ("direct", None)
+        # The catalog sees the direct commits: its history, its partitions, its rows.
+        history = spark.sql(f"DESCRIBE HISTORY {name}").orderBy("version").collect()
+        assert [h["operation"] for h in history][:2] == ["CREATE TABLE", "WRITE"]
+        assert len(history) == 5 and history[-1]["readVersion"] == 3
+        assert spark.table(name).where("partition = 1").count() == sum(
+            end for tp, end in latest_offsets_of(kafka.bootstrap, topic_name).items() if tp.partition == 1)
 
         ends = latest_offsets_of(kafka.bootstrap, topic_name)
         position = committed_position(name, "events", spark)

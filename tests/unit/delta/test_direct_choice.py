@@ -55,7 +55,7 @@ def test_the_writer_is_checked_and_spark_needs_no_table():
     assert options().writer == "auto"
     with pytest.raises(ConfigError, match="expected one of auto, spark, direct"):
         choose_writer(None, options(writer="fast"), None)
-    with pytest.raises(ConfigError, match=r"writer .direct. cannot write to lake\.events: the table is named"):
+    with pytest.raises(ConfigError, match=r"writer .direct. cannot write to lake\.events: a new catalog table"):
         choose_writer(None, options(table="lake.events", writer="direct"), None)
     auto = choose_writer(None, options(table="lake.events", writer="auto"), None)
     assert auto.writer == "spark" and "catalog" in auto.reason
