@@ -59,3 +59,30 @@ def test_a_stream_creates_a_catalog_table_and_a_batch_load_continues_it(spark, k
         assert set(keys) == {(tp.partition, o) for tp, end in ends.items() for o in range(end)}
     finally:
         spark.sql(f"DROP TABLE IF EXISTS {name}")
+
+
+def test_a_routed_load_into_catalog_tables_creates_them_then_writes_them_directly(spark, kafka, producer,
+                                                                                  topic_name):
+    from kafka_spark.delta import Routing, load_tables
+
+    prefix = f"cat{uuid.uuid4().hex[:6]}"
+    topics = [f"{prefix}-a", f"{prefix}-b"]
+    for topic in topics:
+        kafka.create_topic(topic)
+        produce_numbered(producer, topic, 5)
+    opts = LoadOptions(kafka={"bootstrap.servers": kafka.bootstrap}, pattern=f"^{prefix}-", sink_id="bronze",
+                       routing=Routing(template="default.{topic}"))
+    names = [f"default.{t.replace('-', '_')}" for t in topics]
+    try:
+        first = load_tables(spark, opts)
+        assert {(r.writer, r.writer_reason) for r in first.tables} == {("spark", NEW_CATALOG_TABLE)}
+        for topic in topics:
+            produce_numbered(producer, topic, 3, start=5)
+        second = load_tables(spark, opts)
+        assert [(r.writer, r.rows) for r in second.tables] == [("direct", 3), ("direct", 3)]
+        for name in names:
+            offsets = sorted(r["offset"] for r in spark.table(name).collect())
+            assert offsets == list(range(8)), name
+    finally:
+        for name in names:
+            spark.sql(f"DROP TABLE IF EXISTS {name}")
