@@ -14,9 +14,11 @@ Delta on Spark records, `partition_value`). A task keeps at most `MAX_OPEN_FILES
 Statistics are those Delta on Spark writes for data skipping: `numRecords`, then `minValues`, `maxValues`
 and `nullCount` of the first `delta.dataSkippingNumIndexedCols` leaf columns that are not partition columns
 (or of `delta.dataSkippingStatsColumns`), min/max only for numbers, dates, timestamps and strings. Bounds are
-only ever wider than the data, never narrower: a string longer than the prefix Delta keeps (32) gets its
-prefix as minimum and no maximum, a timestamp's maximum is rounded up to the millisecond Delta stores,
-decimals and NaN-holding floats get no bounds. A reader treats a missing bound as unknown.
+only ever wider than the data, never narrower: a string longer than the prefix Delta keeps (32 UTF-16 units)
+gets that prefix as minimum and, as maximum, the prefix with Delta's tie-breaker character (`truncated_max`),
+a timestamp's maximum is rounded up to the millisecond Delta stores,
+NaN-holding floats get no bounds, decimals are written as JSON numbers with their own digits. A reader treats
+a missing bound as unknown.
 
 A record that does not decode (a decoding read keeps the reason in `keyError`/`valueError`) fails the
 batch: the task deletes the files it wrote, counts the bad records and yields one row naming the first.
@@ -261,7 +263,7 @@ class Stats:
         for path, kind in self.columns:
             column = _column(batch, path)
             self.nulls[path] += column.null_count
-            if kind in _BOUNDED and column.null_count < len(column):
+            if (kind in _BOUNDED or _is_decimal(kind)) and column.null_count < len(column):
                 self._bound(path, kind, column)
 
     def _bound(self, path: tuple[str, ...], kind: str, column: pa.Array) -> None:
@@ -293,7 +295,29 @@ class Stats:
         out: dict[str, Any] = {"numRecords": self.records, "minValues": low, "maxValues": high, "nullCount": nulls}
         if self.tight_bounds:
             out["tightBounds"] = True
-        return json.dumps(out, separators=(",", ":"))
+        return _with_decimals(out)
+
+
+def _is_decimal(kind: Any) -> bool:
+    return isinstance(kind, str) and kind.startswith("decimal")
+
+
+def _with_decimals(stats: dict[str, Any]) -> str:
+    """`stats` as JSON, a decimal bound as a JSON number with its own digits (as Delta on Spark writes it), not
+    a double's."""
+    numbers: list[str] = []
+    marker = f"@decimal-{uuid.uuid4().hex}-"
+
+    def placeholder(value: Any) -> str:
+        if not isinstance(value, decimal.Decimal):
+            raise TypeError(f"{type(value).__name__} in statistics")
+        numbers.append(str(value))
+        return f"{marker}{len(numbers) - 1}"
+
+    text = json.dumps(stats, separators=(",", ":"), default=placeholder)
+    for i, number in enumerate(numbers):
+        text = text.replace(f'"{marker}{i}"', number, 1)
+    return text
 
 
 def _column(batch: pa.RecordBatch, path: tuple[str, ...]) -> pa.Array:
@@ -314,8 +338,7 @@ def _put(tree: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
 
 def _json_bounds(kind: str, low: Any, high: Any) -> tuple[Any, Any]:
     if kind == "string":
-        # Delta keeps a prefix: the prefix bounds from below; no short string bounds a longer one from above.
-        return low[:STRING_PREFIX], (high if len(high) <= STRING_PREFIX else None)
+        return truncated_min(low, STRING_PREFIX), truncated_max(high, STRING_PREFIX)
     if kind in ("float", "double"):
         return (low if math.isfinite(low) else None), (high if math.isfinite(high) else None)
     if kind in ("timestamp", "timestamp_ntz"):
@@ -323,6 +346,54 @@ def _json_bounds(kind: str, low: Any, high: Any) -> tuple[Any, Any]:
     if kind == "date":
         return low.isoformat(), high.isoformat()
     return low, high
+
+
+# Java's UTF-16 view of a string, in which Delta on Spark measures a bound's prefix.
+_ASCII_MAX = "\x7f"
+_MAX_CODE_POINT = "\U0010ffff"
+
+
+def _units(text: str) -> bytes:
+    return text.encode("utf-16-le", "surrogatepass")
+
+
+def _unit(units: bytes, i: int) -> int:
+    return int.from_bytes(units[2 * i:2 * i + 2], "little")
+
+
+def truncated_min(text: str, prefix: int) -> str | None:
+    """A string minimum as Delta on Spark keeps it: its first `prefix` UTF-16 units, a surrogate pair kept whole."""
+    units = _units(text)
+    if len(units) // 2 <= prefix:
+        return text
+    if prefix <= 0:
+        return None
+    cut = prefix + 1 if 0xD800 <= _unit(units, prefix - 1) <= 0xDBFF and 0xDC00 <= _unit(units, prefix) <= 0xDFFF \
+        else prefix
+    return units[:2 * cut].decode("utf-16-le", "surrogatepass")
+
+
+def truncated_max(text: str, prefix: int) -> str | None:
+    """A string maximum as Delta on Spark keeps it: a prefix of it followed by a character above every one that
+    could follow (U+007F, else U+10FFFF), the prefix grown (up to twice its length) past U+10FFFF characters;
+    None (no bound) when it cannot."""
+    units = _units(text)
+    length = len(units) // 2
+    if length <= prefix:
+        return text
+    start = truncated_min(text, prefix)
+    if start is None:
+        return None
+    current = len(_units(start)) // 2
+    while current <= 2 * prefix:
+        if current >= length:
+            return text
+        if current + 1 < length and _unit(units, current) == 0xDBFF and _unit(units, current + 1) == 0xDFFF:
+            current += 2  # U+10FFFF itself: nothing is above it, so it stays in the prefix
+            continue
+        head = units[:2 * current].decode("utf-16-le", "surrogatepass")
+        return head + (_ASCII_MAX if _unit(units, current) < 0x7F else _MAX_CODE_POINT)
+    return None
 
 
 def _timestamp(value: dt.datetime, kind: str, up: bool) -> str:

@@ -69,13 +69,30 @@ def test_files_hold_the_rows_and_statistics_as_delta_writes_them(tmp_path):
     }
 
 
-def test_a_long_string_keeps_its_prefix_as_minimum_and_no_maximum_and_dv_tables_get_tight_bounds(tmp_path):
+def test_a_long_string_keeps_its_prefix_as_minimum_and_a_raised_prefix_as_maximum_and_dv_tables_get_tight_bounds(
+        tmp_path):
     topic = "x" * 40
     rows = pa.Table.from_batches(list(write_files([kafka_batch(range(3), topic=topic)],
                                                   spec(tmp_path, tight_bounds=True)))).to_pylist()
     stats = json.loads(rows[0]["stats"])
-    assert stats["minValues"]["topic"] == "x" * 32 and "topic" not in stats["maxValues"]
+    assert stats["minValues"]["topic"] == "x" * 32 and stats["maxValues"]["topic"] == "x" * 32 + "\x7f"
     assert stats["tightBounds"] is True
+
+
+@pytest.mark.parametrize(("text", "low", "high"), [
+    ("abcdef", "abcdef", "abcdef"),  # no longer than the prefix
+    ("abcdefgh", "abcdef", "abcdef\x7f"),  # the next character is ASCII
+    ("abcdefé", "abcdef", "abcdef\U0010ffff"),  # it is not
+    ("abcde\U0001f600x", "abcde\U0001f600", "abcde\U0001f600\x7f"),  # a surrogate pair is not split
+    ("abcdef\U0010ffff\U0010ffffz", "abcdef", "abcdef\U0010ffff\U0010ffff\x7f"),  # past the largest character
+    ("abcdef" + "\U0010ffff" * 3 + "z", "abcdef", "abcdef" + "\U0010ffff" * 3 + "\x7f"),  # to twice its length
+    ("abcdef" + "\U0010ffff" * 4 + "z", "abcdef", None),  # and no further
+])
+def test_long_strings_are_bounded_as_delta_on_spark_bounds_them(text, low, high):
+    # Delta's StatisticsCollection.truncateMinStringAgg / truncateMaxStringAgg, with a prefix of 6 UTF-16 units
+    from kafka_spark.delta.direct_files import truncated_max, truncated_min
+
+    assert truncated_min(text, 6) == low and truncated_max(text, 6) == high
 
 
 def test_statistics_follow_the_table_settings_and_nested_fields():
@@ -273,3 +290,14 @@ def test_every_partition_column_type_splits_rows(tmp_path):
     assert values[0] == {"b": "true", "d": "2026-01-02", "m": "1.20", "f": "0.5", "t": "2026-01-02T03:04:05.000000Z"}
     assert [json.loads(r["stats"])["minValues"] for r in rows] and all(
         set(json.loads(r["stats"])["nullCount"]) == {"v"} for r in rows)
+
+
+def test_decimal_bounds_are_json_numbers_with_their_digits(tmp_path):
+    schema = nullable_schema(Schema.from_arrow(pa.schema([pa.field("m", pa.decimal128(20, 4))])).to_json())
+    values = [decimal.Decimal("1.2000"), decimal.Decimal("-12345678901234.5678"), None]
+    batch = pa.RecordBatch.from_pydict({"m": pa.array(values, pa.decimal128(20, 4))})
+    rows = file_rows([batch], FileSpec(str(tmp_path), schema, stats_columns(schema, {}, ())))
+    stats = json.loads(rows[0]["stats"], parse_float=decimal.Decimal)
+    assert stats["minValues"] == {"m": decimal.Decimal("-12345678901234.5678")}
+    assert stats["maxValues"] == {"m": decimal.Decimal("1.2000")} and stats["nullCount"] == {"m": 1}
+    assert '"maxValues":{"m":1.2000}' in rows[0]["stats"]
