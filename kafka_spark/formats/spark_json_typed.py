@@ -90,7 +90,8 @@ class TypedDecoder:
                                           for a, t in zip(attrs, types, strict=True)], rename=attrs,
                                 gc=False)  # a value's objects hold no cycles: the collector need not track them
         self.decode = msgspec.json.Decoder(row).decode
-        self.errors = (msgspec.ValidationError, msgspec.DecodeError)
+        # msgspec reports bytes that are not UTF-8 with Python's own error
+        self.errors = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError)
         self.fields = operator.attrgetter(*attrs)
         self.arrow, self.converters = arrow, converters
         self.width = len(attrs)

@@ -8,6 +8,7 @@ so a saved crash replays from its file alone. Shared by `run_fuzz.py` (the campa
 from __future__ import annotations
 
 import contextlib
+import json
 import random
 import struct
 import sys
@@ -416,6 +417,52 @@ def run_framing(data: bytes) -> object:
     return schema_id, indexes
 
 
+# ---- JSON values parsed as Spark's from_json would (the direct writer's value_schema) -----------------
+
+def _field(name: str, kind: Any) -> dict[str, Any]:
+    return {"name": name, "type": kind, "nullable": True, "metadata": {}}
+
+
+# Every type the parser serves, a DECIMAL and a FLOAT at the top (msgspec's decoder) ...
+_JSON_FIELDS = [
+    _field("i", "integer"), _field("l", "long"), _field("t", "byte"), _field("d", "double"), _field("f", "float"),
+    _field("s", "string"), _field("b", "boolean"), _field("a", "decimal(10,2)"),
+    _field("xs", {"type": "array", "elementType": "long", "containsNull": True}),
+    _field("m", {"type": "map", "keyType": "string", "valueType": "string", "valueContainsNull": True}),
+    _field("st", {"type": "struct", "fields": [_field("x", "integer"), _field("y", "string")]}),
+]
+_JSON_SCHEMA = json.dumps({"type": "struct", "fields": _JSON_FIELDS})
+_JSON_PARSERS: list[Any] = []
+
+
+def _json_seeds(rng: random.Random) -> list[bytes]:
+    return [b'{"i":1,"l":-2,"t":3,"d":1.5,"f":0.25,"s":"x\\u00e9","b":true,"a":12.34,"xs":[1,null],'
+            b'"m":{"k":"v"},"st":{"x":7,"y":null},"extra":[{"q":1}]}',
+            b'{"s":"\xf0\x9f\x98\x80","a":-0.5,"xs":[],"m":{},"st":{}}', b"{}", b'{"i":2147483647}',
+            b'{"d":1e308,"f":3.4e38,"a":99999999.99,"t":-128}', b'  {"s" : "a\\nb" , "b" : false }  ']
+
+
+def run_spark_json(data: bytes) -> object:
+    """Parse one value with both of SparkJson's decoders (msgspec's and Python's scanner): each returns the
+    row or refuses with NotCertain, and when both return, the rows are the same."""
+    import pyarrow as pa
+
+    from kafka_spark.formats.spark_json import NotCertain, SparkJson
+
+    if not _JSON_PARSERS:
+        _JSON_PARSERS.extend([SparkJson(_JSON_SCHEMA, typed=True), SparkJson(_JSON_SCHEMA, typed=False)])
+    rows = []
+    for parser in _JSON_PARSERS:
+        try:
+            rows.append(parser.parse(pa.array([data], pa.binary())).to_pylist()[0])
+        except NotCertain:
+            rows.append(None)
+    typed, scanned = rows
+    if typed is not None and scanned is not None and repr(typed) != repr(scanned):
+        raise AssertionError(f"the decoders disagree: {typed!r} != {scanned!r}")
+    return typed
+
+
 TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("protocol", _protocol_seeds, run_protocol, keep=4),
     Target("records", lambda rng: _flags_prefixed(_batch_seeds(rng), rng), run_records, keep=1,
@@ -426,4 +473,5 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("snapshot", _snapshot_seeds, read_snapshot, prepare=_prepare_snapshot),
     Target("kraft-control", _kraft_control_seeds, run_kraft_control, keep=1),
     Target("framing", _framing_seeds, run_framing, keep=1),
+    Target("spark-json", _json_seeds, run_spark_json),
 )}
