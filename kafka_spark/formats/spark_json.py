@@ -164,6 +164,8 @@ class SparkJson:
                 raise NotCertain(f"not strict JSON ({type(exc).__name__}: {exc})"[:300], row) from None
             try:
                 add_row(fields)
+            except RecursionError:
+                raise NotCertain("nested too deep to check", row) from None
             except (NotCertain, decimal.DecimalException) as exc:
                 raise NotCertain(self._field_reason(fields, exc), row) from None
         return [self._child(i, column) for i, column in enumerate(columns)]
@@ -325,7 +327,7 @@ def _integral(bits: int) -> Converter:
     def convert(value: Any) -> int:
         # bool is an int in Python; JSON true is not a number to Spark.
         if type(value) is not int or not low <= value <= high:
-            raise NotCertain(f"{value!r} is not an integer in range")
+            raise NotCertain(f"{_shown(value)} is not an integer in range")
         return value
 
     return convert
@@ -333,7 +335,7 @@ def _integral(bits: int) -> Converter:
 
 def _boolean(value: Any) -> bool:
     if type(value) is not bool:
-        raise NotCertain(f"{value!r} is not true or false")
+        raise NotCertain(f"{_shown(value)} is not true or false")
     return value
 
 
@@ -432,7 +434,8 @@ def _shown(value: Any) -> str:
         return "an object"
     if type(value) is list:
         return "an array"
-    return repr(value)[:60]
+    # a string's or number's own text can be long: only its start is shown
+    return repr(value[:60] if isinstance(value, str) else value)[:60]
 
 
 __all__ = ["NotCertain", "SparkJson", "arrow_type", "certain_schema_reason"]
