@@ -138,6 +138,9 @@ class QueuedBatch:
     base_sequence: int = -1
     sequence_reset: bool = False
     encoded: bytes | bytearray | None = None
+    # its records encoded by the caller's thread once it was full, still without producer fields (which the
+    # sender adds): the thread that made the records reads them while they are in its core's cache
+    unsealed: bytearray | None = None
     retry_at: float = 0.0
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None

@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.records import decode_to_arrow, encode_produced
+from kafka_spark.records import decode_to_arrow, encode_produced, encode_produced_records, seal_produced
 
 OutgoingRecord = tuple[bytes | None, bytes | None, tuple[tuple[str, bytes | None], ...], int]
 """A record queued by the producer: key, value, headers, timestamp (ms). A plain tuple, as `send_many` makes
@@ -34,3 +34,14 @@ def encode_records(records: Sequence[OutgoingRecord], compression: str, producer
     """One v2 record batch (base offset 0) holding `records`, marked transactional when it belongs to one."""
     return encode_produced(records, None if compression == "none" else compression, producer_id, producer_epoch,
                            base_sequence, transactional)
+
+
+def encode_unsealed(records: Sequence[OutgoingRecord], compression: str) -> bytearray:
+    """`records` as a v2 record batch still without its producer fields and CRC (`seal_records` adds them)."""
+    return encode_produced_records(records, None if compression == "none" else compression)
+
+
+def seal_records(unsealed: bytearray, producer_id: int, producer_epoch: int, base_sequence: int,
+                 transactional: bool = False) -> bytearray:
+    """An `encode_unsealed` batch completed in place: the same bytes `encode_records` gives."""
+    return seal_produced(unsealed, producer_id, producer_epoch, base_sequence, transactional)

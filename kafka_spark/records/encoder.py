@@ -191,6 +191,16 @@ def encode_produced(
     The same bytes as `encode_batch` gives for them, built with one copy of the keys and values (two when
     compressed) and no Python call per record: a producer encodes every record it sends.
     """
+    return seal_produced(encode_produced_records(records, compression), producer_id, producer_epoch, base_sequence,
+                         transactional)
+
+
+def encode_produced_records(
+    records: Sequence[tuple[bytes | None, bytes | None, Headers, int]],
+    compression: str | int | None = None,
+) -> bytearray:
+    """`encode_produced` before its producer fields: what a producer can encode as soon as a batch is full, before
+    it knows the batch's sequence; `seal_produced` completes it (in place)."""
     codec = compression_of(compression)
     count = len(records)
     base_ts = records[0][3] if count else NO_TIMESTAMP
@@ -231,11 +241,23 @@ def encode_produced(
     else:
         out = bytearray(_BLANK_V2_HEADER)
         out += compress(codec, b"".join(parts), magic=MAGIC_V2)
-    attributes = int(codec) | (TRANSACTIONAL_MASK if transactional else 0)
-    V2_HEADER.pack_into(out, 0, 0, len(out) - 12, -1, MAGIC_V2, 0, attributes, max(count - 1, 0), base_ts, max_ts,
-                        producer_id, producer_epoch, base_sequence, count)
-    struct.pack_into(">I", out, V2_CRC_OFFSET, crc32c(memoryview(out)[V2_ATTRIBUTES_OFFSET:]))
+    V2_HEADER.pack_into(out, 0, 0, len(out) - 12, -1, MAGIC_V2, 0, int(codec), max(count - 1, 0), base_ts, max_ts,
+                        -1, -1, -1, count)
     return out
+
+
+_PRODUCER_FIELDS = struct.Struct(">qhi")  # producer id, producer epoch, base sequence
+_PRODUCER_FIELDS_OFFSET = 43
+
+
+def seal_produced(batch: bytearray, producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
+                  transactional: bool = False) -> bytearray:
+    """Complete (in place) a batch from `encode_produced_records` with its producer fields and its CRC."""
+    attributes = struct.unpack_from(">h", batch, V2_ATTRIBUTES_OFFSET)[0] & ~TRANSACTIONAL_MASK
+    struct.pack_into(">h", batch, V2_ATTRIBUTES_OFFSET, attributes | (TRANSACTIONAL_MASK if transactional else 0))
+    _PRODUCER_FIELDS.pack_into(batch, _PRODUCER_FIELDS_OFFSET, producer_id, producer_epoch, base_sequence)
+    struct.pack_into(">I", batch, V2_CRC_OFFSET, crc32c(memoryview(batch)[V2_ATTRIBUTES_OFFSET:]))
+    return batch
 
 
 def _records_body(items: list[tuple[bytes | None, bytes | None, Headers, int]], deltas: list[int],
