@@ -11,7 +11,9 @@ and Spark's `from_json` could disagree it refuses (the caller then writes the ba
   are found per column afterwards (Arrow refuses them; the stdlib path's converters say why, or round a
   decimal half-up to its scale as Spark does);
 - a `DECIMAL` is taken from the number's own digits (msgspec.Raw), never through a double; one given as a
-  JSON string is left to Spark.
+  JSON string is left to Spark. msgspec checks nothing in a Raw field, so a value whose text may name a
+  decimal field twice (its key twice, or written with a \\u escape) is left to Spark too (Spark checks every
+  occurrence).
 
 Schemas with a `DECIMAL` or `FLOAT` below the top level take the stdlib path (spark_json.py) instead.
 """
@@ -20,12 +22,15 @@ from __future__ import annotations
 
 import decimal
 import itertools
+import json
 import operator
+import re
 from types import GenericAlias
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 if TYPE_CHECKING:
     from kafka_spark.formats.spark_json import Converter
@@ -95,11 +100,16 @@ class TypedDecoder:
         self.fields = operator.attrgetter(*attrs)
         self.arrow, self.converters = arrow, converters
         self.width = len(attrs)
+        self.decimal_names = [n for n, t in zip(self.names, types, strict=True) if t is msgspec.Raw]
 
     def parse(self, values: pa.Array, not_certain: type[Exception]) -> list[pa.Array]:
         """The Arrow array of each top-level field of `values` (binary); `not_certain(reason, row)` for a value
         left to Spark."""
         decode = self.decode
+        for name in self.decimal_names:
+            twice = _maybe_twice(values, name)
+            if twice is not None:
+                raise not_certain(f"field {name} may be given twice (Spark checks each occurrence)", twice)
         try:
             rows = [decode(raw) for raw in _slices(values)] if values.null_count == 0 else \
                 [None if raw is None else decode(raw) for raw in values.to_pylist()]
@@ -150,6 +160,24 @@ class TypedDecoder:
             except (ValueError, OverflowError, pa.ArrowException) as exc:
                 raise not_certain(f"field {name}: {getattr(exc, 'reason', exc)}"[:300], row) from None
         return pa.array(converted, target)
+
+
+def _maybe_twice(values: pa.Array, name: str) -> int | None:
+    """The first row whose text may hold the key `name` twice: the key twice (at any depth: a nested object's
+    key of the same name is a false alarm), or an escape that could spell it (false alarms only send a batch
+    to Spark)."""
+    key = re.escape(json.dumps(name, ensure_ascii=False)) + r"\s*:"
+    repeated = pc.greater(pc.count_substring_regex(values, key), 1)
+    escapes = "|".join(f"{ord(c):04x}" for c in sorted(set(name)) if ord(c) < 0x10000)
+    pattern = rf"\\u(?i:{escapes})" if escapes else None
+    if any(c in name for c in '"\\/') or any(ord(c) < 0x20 for c in name):
+        pattern = r"\\"  # a short escape could spell it: any escape at all
+    escaped = pc.match_substring_regex(values, pattern) if pattern else None
+    flagged = repeated if escaped is None else pc.or_(repeated, escaped)
+    flagged = pc.fill_null(flagged, False)
+    if not pc.any(flagged).as_py():
+        return None
+    return int(pc.index(flagged, True).as_py())
 
 
 def _slices(values: pa.Array) -> list[memoryview] | list[bytes]:

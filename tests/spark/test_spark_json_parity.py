@@ -36,6 +36,8 @@ EDGES = [
     '{"st":[{"x":1}]}', '{"st":{"x":1,"x":2}}', '{"st":{"X":1}}', '\t{"i":1}\n', '\ufeff{"i":1}', '{"i":1}\n\n',
     '{"_kafka_spark_corrupt":"zz","i":3}', '{"i":[' * 3 + "]" * 3 + "}", '{"other":[1,{"x":NaN}],"i":5}',
     '{"i":1,"extra":{"deep":[1,2,{"a":"b"}]}}', '{"s":"line\\nbreak \\"quoted\\" \\\\ \\/"}',
+    '{"a":"x","a":1.5}', '{"a":1.5,"a":"x"}', '{"a":1.5,"a":2.25}', '{"a":1.5,"\\u0061":"x"}', '{"i":"x","i":1}',
+    '{"i":1,"i":2}', '{"s":"x","s":1}', '{"st":{"x":1},"st":{"y":"z"}}', '{"a":" 1.5"}', '{"a":"1_000"}',
 ]
 
 
@@ -56,7 +58,7 @@ def _random_value(rng: random.Random, kind: str) -> Any:
         "a": lambda: decimal.Decimal(rng.randint(-(10**10), 10**10)).scaleb(-rng.randint(0, 4)),
         "tags": lambda: [rng.choice(["a", "bb", None, "ü"]) for _ in range(rng.randint(0, 3))],
         "ns": lambda: [rng.choice([rng.randint(-5, 5), None]) for _ in range(rng.randint(0, 3))],
-        "m": lambda: {k: rng.choice([rng.randint(-9, 9), None]) for k in rng.sample("abcd", rng.randint(0, 3))},
+        "m": lambda: {k: rng.choice([rng.randint(-9, 9), None]) for k in rng.sample("pqrs", rng.randint(0, 3))},
         "st": lambda: {"x": rng.randint(-9, 9), "y": rng.choice(["q", None]), "z": [rng.random(), None]},
     }[kind]()
 
