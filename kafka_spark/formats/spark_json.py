@@ -382,7 +382,10 @@ def _decimal_converter(precision: int, scale: int) -> Converter:
         if kind is not int and kind is not decimal.Decimal:
             raise NotCertain(f"{_shown(value)} is not a number for a DECIMAL({precision},{scale})")
         # Spark rounds the number half-up to the scale and fails a record whose digits exceed the precision.
-        rounded = decimal.Decimal(value).quantize(quantum, context=_CONTEXT)
+        try:
+            rounded = decimal.Decimal(value).quantize(quantum, context=_CONTEXT)
+        except decimal.DecimalException:  # an exponent far past the scale: more digits than any precision
+            raise NotCertain(f"{_shown(value)} does not fit DECIMAL({precision},{scale})") from None
         if not rounded.is_finite() or (len(rounded.as_tuple().digits) > precision and rounded != 0):
             raise NotCertain(f"{_shown(value)} does not fit DECIMAL({precision},{scale})")
         return rounded
