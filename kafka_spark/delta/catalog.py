@@ -24,6 +24,11 @@ def is_table_name(table: str) -> bool:
     return bool(_NAME.match(table.strip()))
 
 
+def name_parts(name: str) -> list[str]:
+    """The identifiers of a catalog name (`is_table_name`), backticks removed: `a.`b-c`` -> ['a', 'b-c']."""
+    return [part.strip("`") for part in re.findall(rf"{_IDENTIFIER}", name.strip())]
+
+
 def catalog_location(spark: Any, name: str) -> str | None:
     """The location of the Delta table `name` (DESCRIBE DETAIL), or None when the catalog has no such table."""
     if not spark.catalog.tableExists(name):

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kafka_spark.delta.catalog import is_table_name
+from kafka_spark.delta.catalog import is_table_name, name_parts
 from kafka_spark.delta.direct_files import PARQUET_CODECS, PARTITION_KINDS, time_zone
 from kafka_spark.errors import ConfigError
 
@@ -116,7 +115,7 @@ def catalog_reason(spark: Any, name: str) -> str | None:
     """Why the direct writer leaves the existing catalog table `name` to Spark's writer, or None: it serves the
     Delta tables of the session catalog when that is Delta's own catalog (the table's files and log are then
     all there is to a write), not other catalogs, which may hold more or vend the storage credentials."""
-    parts = _identifiers(name)
+    parts = name_parts(name)
     if len(parts) == 3 and parts[0].lower() != "spark_catalog":
         return f"the table is in catalog {parts[0]} (the direct writer serves the session catalog's Delta tables)"
     implementation = spark.conf.get("spark.sql.catalog.spark_catalog", None) if spark is not None else None
@@ -125,11 +124,6 @@ def catalog_reason(spark: Any, name: str) -> str | None:
         return (f"the session catalog is {shown}, not Delta's {DELTA_CATALOG} (the direct writer serves that "
                 "one's tables by name)")
     return None
-
-
-def _identifiers(name: str) -> list[str]:
-    """The dot-separated identifiers of a catalog name, backticks removed."""
-    return [part.strip("`") for part in re.findall(r"`[^`]*`|[^.]+", name.strip())]
 
 
 def parsed_struct(spark: Any, ddl: str) -> str:

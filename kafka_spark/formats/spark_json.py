@@ -114,6 +114,8 @@ class SparkJson:
         self._typed = _typed_decoder(self.schema, self.type, self.converters) if typed is not False else None
         if typed and self._typed is None:
             raise ValueError("msgspec is not installed, or does not serve this schema")
+        if self._typed is not None:
+            return
         self._rows = _row_function(self.fields, self.kinds)
         uses_decimal = "decimal(" in schema_json
         # Decimals must see the number's digits, not a double's. The decoder's C scanner is called directly:
@@ -176,17 +178,9 @@ class SparkJson:
             return pa.array(column, kind)
         except (UnicodeEncodeError, pa.ArrowException) as exc:
             failure = exc
-        # Values left for Arrow to check (top-level decimals, string arrays) that it refused: the converter
-        # finds the value and says why, or rounds a decimal as Spark does.
-        convert, name = self.converters[i], self.fields[i]
-        converted = []
-        for row, item in enumerate(column):
-            try:
-                converted.append(None if item is None else convert(item))
-            except NotCertain as exc:
-                raise NotCertain(f"field {name}: {exc.reason}", row) from None
+        # Values left for Arrow to check (top-level decimals, string arrays) that it refused.
         try:
-            return pa.array(converted, kind)
+            return converted_column(column, self.converters[i], self.fields[i], kind)
         except (UnicodeEncodeError, pa.ArrowException):
             raise NotCertain(f"a value Arrow cannot hold ({failure})"[:300], _first_unencodable(column)) from None
 
@@ -214,6 +208,18 @@ def _collector_paused() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def converted_column(column: list[Any], convert: Converter, name: str, target: pa.DataType) -> pa.Array:
+    """A column Arrow refused, each value through its field's converter, which rounds a decimal as Spark does
+    or says why the value is not Spark's for certain (NotCertain naming the field and the row)."""
+    converted = []
+    for row, item in enumerate(column):
+        try:
+            converted.append(None if item is None else convert(item))
+        except (ValueError, OverflowError, pa.ArrowException) as exc:  # NotCertain is a ValueError
+            raise NotCertain(f"field {name}: {getattr(exc, 'reason', exc)}"[:300], row) from None
+    return pa.array(converted, target)
 
 
 def _typed_decoder(schema: dict[str, Any], arrow: pa.StructType, converters: list[Converter]) -> Any:

@@ -32,6 +32,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafka_spark.formats.spark_json import converted_column
+
 if TYPE_CHECKING:
     from kafka_spark.formats.spark_json import Converter
 
@@ -149,17 +151,11 @@ class TypedDecoder:
             return pa.array(column, target)
         except (UnicodeEncodeError, OverflowError, pa.ArrowException):
             pass
-        # Arrow refused a value: an integer out of range, a decimal that needs rounding, ... The converter
-        # rounds such a decimal as Spark does, or names the value that is not Spark's for certain.
+        # Arrow refused a value: an integer out of range, a decimal that needs rounding, ... A nested value is
+        # checked by Arrow alone (the converters read the scanner's form of objects).
         convert = self.converters[i]
-        converted = []
-        for row, item in enumerate(column):
-            try:
-                converted.append(None if item is None else convert(item) if not isinstance(item, dict | list)
-                                 else _checked(item, target))
-            except (ValueError, OverflowError, pa.ArrowException) as exc:
-                raise not_certain(f"field {name}: {getattr(exc, 'reason', exc)}"[:300], row) from None
-        return pa.array(converted, target)
+        return converted_column(column, lambda item: _checked(item, target) if isinstance(item, dict | list)
+                                else convert(item), name, target)
 
 
 def _maybe_twice(values: pa.Array, name: str) -> int | None:
