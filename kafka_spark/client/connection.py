@@ -382,7 +382,7 @@ class BrokerConnection:
 
     # ---- socket I/O -----------------------------------------------------------------------
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes | bytearray) -> None:
         sock = self._sock
         if sock is None:
             raise ConnectionClosedError(f"broker {self._name()} is not connected")

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from kafka_spark.client.column_records import BatchRecords
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.records_adapter import OutgoingRecord
 
@@ -130,17 +131,17 @@ class QueuedBatch:
 
     tp: TopicPartition
     created: float
-    records: list[OutgoingRecord] = field(default_factory=list)
+    records: BatchRecords = field(default_factory=BatchRecords)
     size: int = BATCH_OVERHEAD
     attempts: int = 0
     producer_id: int = -1
     producer_epoch: int = -1
     base_sequence: int = -1
     sequence_reset: bool = False
-    encoded: bytes | bytearray | None = None
+    encoded: bytes | bytearray | memoryview | None = None
     # its records encoded by the caller's thread once it was full, still without producer fields (which the
     # sender adds): the thread that made the records reads them while they are in its core's cache
-    unsealed: bytearray | None = None
+    unsealed: bytearray | memoryview | None = None
     retry_at: float = 0.0
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None

@@ -25,9 +25,11 @@ from itertools import repeat
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from kafka_spark.client import send_plan
 from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.column_records import ColumnRows, ColumnSource, picked
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.delivery import (
     BATCH_OVERHEAD,
@@ -42,7 +44,6 @@ from kafka_spark.client.delivery import (
 from kafka_spark.client.errors import ProducerError, TransactionError, TransactionFencedError
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.partitioner import StickyPartitioner
-from kafka_spark.client.records_adapter import OutgoingRecord, encode_unsealed
 from kafka_spark.client.retry import Backoff, retries_end_within
 from kafka_spark.client.sender import BatchSender, PendingProduce
 from kafka_spark.client.sequences import MAX_IN_FLIGHT_IDEMPOTENT, Sequences
@@ -140,15 +141,23 @@ class Producer(BatchSender):
         batch, index, _ = spans[0]
         return RecordFuture(batch, index)
 
-    def send_many(self, topic: str | Sequence[str], values: Sequence[bytes | None],
-                  keys: Sequence[bytes | None] | None = None, partitions: Sequence[int | None] | None = None,
+    def send_many(self, topic: str | Sequence[str], values: Sequence[bytes | None] | pa.Array,
+                  keys: Sequence[bytes | None] | pa.Array | None = None,
+                  partitions: Sequence[int | None] | pa.Array | None = None,
                   headers: Sequence[Sequence[tuple[str, bytes | None]] | None] | None = None,
                   timestamp_ms: int | None = None) -> SentRecords:
         """Queue many records as one `send()` per record would (same partitions, batches and errors), with one
         lock and one wake-up of the sender. `topic` is one topic or one per record; `keys`, `partitions` and
         `headers` are None or one entry per record. Every record is checked before any is queued: on an error
         (the one the first bad record's send() raises) none of them is; without `timestamp_ms` all get the
-        time of the call."""
+        time of the call.
+
+        `values` and `keys` may be Arrow binary or string columns (and `partitions` an Arrow integer column):
+        without `headers`, the records are then queued and encoded from the columns, with no Python object
+        per record."""
+        if isinstance(values, pa.Array) and headers is not None:  # records with headers are Python tuples
+            values, keys = (_binary(c).to_pylist() if isinstance(c, pa.Array) else c for c in (values, keys))
+            partitions = partitions.to_pylist() if isinstance(partitions, pa.Array) else partitions
         count = len(values)
         for name, column in (("keys", keys), ("partitions", partitions), ("headers", headers),
                              ("topics", None if isinstance(topic, str) else topic)):
@@ -158,8 +167,14 @@ class Producer(BatchSender):
             return SentRecords([], 0)
         self._check_open()
         pairs = None if headers is None else [tuple(h) if h else () for h in headers]
-        records = list(zip(repeat(None) if keys is None else keys, values, repeat(()) if pairs is None else pairs,
-                           repeat(_now_ms() if timestamp_ms is None else timestamp_ms)))
+        stamp = _now_ms() if timestamp_ms is None else timestamp_ms
+        records: send_plan.Records
+        if isinstance(values, pa.Array):
+            values, keys = _binary(values), None if keys is None else _binary(_column(keys))
+            records = ColumnRows(ColumnSource(keys, values, stamp), range(count))
+        else:
+            records = list(zip(repeat(None) if keys is None else keys, values,
+                               repeat(()) if pairs is None else pairs, repeat(stamp)))
         sizes = record_size(0 if keys is None else send_plan.lengths(keys), send_plan.lengths(values),
                             0 if pairs is None else np.fromiter(map(headers_size, pairs), np.int64, count))
         groups, runs = send_plan.by_topic(topic, count)
@@ -184,12 +199,14 @@ class Producer(BatchSender):
             self._cond.notify_all()
         return SentRecords(spans, count)
 
-    def _plan(self, topic: str, positions: np.ndarray | None, records: list[OutgoingRecord], sizes: np.ndarray,
-              keys: Sequence[bytes | None] | None, partitions: Sequence[int | None] | None,
+    def _plan(self, topic: str, positions: np.ndarray | None, records: send_plan.Records, sizes: np.ndarray,
+              keys: Sequence[bytes | None] | pa.Array | None, partitions: Sequence[int | None] | pa.Array | None,
               errors: list[tuple[int, int, BaseException]]) -> send_plan.TopicPlan:
         # one topic's records: partitions by key or as given (bad ones reported in `errors`), STICKY otherwise
-        def pick(column: Sequence[Any]) -> Sequence[Any]:
-            return column if positions is None else [column[i] for i in positions.tolist()]
+        def pick(column: Any) -> Any:
+            if positions is None:
+                return column
+            return column.take(positions) if isinstance(column, pa.Array) else [column[i] for i in positions.tolist()]
 
         count = self._partition_count(topic)
         n = len(records) if positions is None else len(positions)
@@ -202,7 +219,8 @@ class Producer(BatchSender):
                 where = bad if positions is None else int(positions[bad])
                 errors.append((where, 1, self._partition_error(topic, int(numbers[bad]), count)))
             parts = np.where(given, numbers, parts)
-        return send_plan.TopicPlan(topic, count, pick(records), sizes if positions is None else sizes[positions],
+        return send_plan.TopicPlan(topic, count, picked(records, positions),
+                                   sizes if positions is None else sizes[positions],
                                    parts, np.arange(n) if positions is None else positions)
 
     def _seal(self, batch: QueuedBatch, topic: str) -> None:
@@ -210,7 +228,7 @@ class Producer(BatchSender):
         if threading.current_thread() is not self._sender:
             # Encoded here, by the thread that made the records (they are in its core's cache; read by the
             # sender's thread they cost three times as much, measured): the sender adds the producer fields.
-            batch.unsealed = encode_unsealed(batch.records, self.config.compression_type)
+            batch.unsealed = batch.records.encode_unsealed(self.config.compression_type)
 
     def _check_open(self) -> None:
         self._check_running()
@@ -254,7 +272,7 @@ class Producer(BatchSender):
             self._cond.notify_all()
             self._cond.wait(0.1)
 
-    def _append(self, tp: TopicPartition, records: Sequence[OutgoingRecord], sums: list[int], start: int, stop: int,
+    def _append(self, tp: TopicPartition, records: send_plan.Records, sums: list[int], start: int, stop: int,
                 positions: range | np.ndarray, spans: list[Span], sticky: bool = False) -> int:
         """Under the lock: put ``records[start:stop]`` into `tp`'s batches exactly as one send() each would;
         ``sums[i]`` is the size of ``records[:i]``. With `sticky` (null keys), stop after the record whose append
@@ -395,6 +413,23 @@ def _check_in_flight(config: ClientConfig) -> None:
     raise ConfigError("Cannot set a transactional.id without also enabling idempotence. (Idempotence is off "
                       f"because max.in.flight.requests.per.connection is set to {in_flight}, which is greater than "
                       "5.)")
+
+
+def _column(column: Any) -> pa.Array:
+    # keys given as Python values beside Arrow values
+    return column if isinstance(column, pa.Array) else pa.array(column, pa.binary())
+
+
+def _binary(column: pa.Array) -> pa.Array:
+    # As large_binary, the type the batch encoder joins (cast once per call, not per batch); strings go out as
+    # their UTF-8 bytes; a column of the null type holds only nulls.
+    kind = column.type
+    if pa.types.is_large_binary(kind):
+        return column
+    if any(check(kind) for check in (pa.types.is_binary, pa.types.is_string, pa.types.is_large_string,
+                                     pa.types.is_null)):
+        return column.cast(pa.large_binary())
+    raise TypeError(f"keys and values must be binary or string columns, not {kind}")
 
 
 def _now_ms() -> int:

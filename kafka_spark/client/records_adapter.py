@@ -9,6 +9,8 @@ import pyarrow as pa
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.records import decode_to_arrow, encode_produced, encode_produced_records, seal_produced
+from kafka_spark.records.column_encoder import binary_offsets
+from kafka_spark.records.column_encoder import encode_columns as _encode_columns
 
 OutgoingRecord = tuple[bytes | None, bytes | None, tuple[tuple[str, bytes | None], ...], int]
 """A record queued by the producer: key, value, headers, timestamp (ms). A plain tuple, as `send_many` makes
@@ -41,7 +43,20 @@ def encode_unsealed(records: Sequence[OutgoingRecord], compression: str) -> byte
     return encode_produced_records(records, None if compression == "none" else compression)
 
 
-def seal_records(unsealed: bytearray, producer_id: int, producer_epoch: int, base_sequence: int,
-                 transactional: bool = False) -> bytearray:
+def column_offsets(column: pa.Array) -> Any:
+    """A binary column's item offsets in its data buffer (int64, one more than its length)."""
+    return binary_offsets(column)
+
+
+def encode_columns(keys: pa.Array | None, values: pa.Array, timestamp_deltas: Any, base_timestamp: int,
+                   max_timestamp: int, compression: str) -> bytearray | memoryview:
+    """`encode_unsealed` for records given as binary columns (`keys` None: null keys) with their timestamps'
+    deltas (None: all 0)."""
+    return _encode_columns(keys, values, timestamp_deltas, base_timestamp, max_timestamp,
+                           None if compression == "none" else compression)
+
+
+def seal_records(unsealed: bytearray | memoryview, producer_id: int, producer_epoch: int, base_sequence: int,
+                 transactional: bool = False) -> bytearray | memoryview:
     """An `encode_unsealed` batch completed in place: the same bytes `encode_records` gives."""
     return seal_produced(unsealed, producer_id, producer_epoch, base_sequence, transactional)

@@ -8,19 +8,24 @@ from itertools import pairwise
 from typing import Any, cast
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
+from kafka_spark.client.column_records import Records, reordered
 from kafka_spark.client.delivery import Span
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.murmur_vector import murmur2_many
-from kafka_spark.client.records_adapter import OutgoingRecord
+from kafka_spark.client.murmur_vector import murmur2_buffers, murmur2_many
+from kafka_spark.client.records_adapter import column_offsets
 
 STICKY = -1
 """The partition of a record that the sticky partitioner places (null key, no explicit partition)."""
 _SHORT_RUN = 16  # below this many records, numpy's fixed cost per call exceeds a plain loop's
 
 
-def lengths(items: Sequence[bytes | None]) -> np.ndarray:
-    """len() of every item, 0 for None, as int64."""
+def lengths(items: Sequence[bytes | None] | pa.Array) -> np.ndarray:
+    """len() of every item, 0 for None, as int64 (an Arrow binary column's too)."""
+    if isinstance(items, pa.Array):
+        return pc.fill_null(pc.binary_length(items), 0).to_numpy().astype(np.int64)
     try:
         # Optimistic: len(None) raises the TypeError that picks the slower pass.
         return np.fromiter(map(len, cast("Sequence[bytes]", items)), dtype=np.int64, count=len(items))
@@ -28,9 +33,11 @@ def lengths(items: Sequence[bytes | None]) -> np.ndarray:
         return np.fromiter((0 if x is None else len(x) for x in items), dtype=np.int64, count=len(items))
 
 
-def key_partitions(keys: Sequence[bytes | None], count: int) -> np.ndarray:
+def key_partitions(keys: Sequence[bytes | None] | pa.Array, count: int) -> np.ndarray:
     """The Java partitioner's choice for every non-null key (``toPositive(murmur2(key)) % count``), STICKY for
-    null keys."""
+    null keys (an Arrow binary column's keys hashed where they lie)."""
+    if isinstance(keys, pa.Array):
+        return _column_partitions(keys, count)
     try:
         # Optimistic: a None key makes murmur2_many raise TypeError.
         return _by_hash(murmur2_many(cast("Sequence[bytes]", keys)), count)
@@ -43,8 +50,11 @@ def key_partitions(keys: Sequence[bytes | None], count: int) -> np.ndarray:
     return parts
 
 
-def explicit_partitions(partitions: Sequence[int | None]) -> tuple[np.ndarray, np.ndarray]:
+def explicit_partitions(partitions: Sequence[int | None] | pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """The given partitions as int64 (0 where None) and a mask of the records that give one."""
+    if isinstance(partitions, pa.Array):
+        numbers = pc.fill_null(partitions, 0).to_numpy().astype(np.int64)
+        return numbers, partitions.is_valid().to_numpy(zero_copy_only=False)
     given = np.fromiter((p is not None for p in partitions), dtype=bool, count=len(partitions))
     numbers = np.fromiter((0 if p is None else p for p in partitions), dtype=np.int64, count=len(partitions))
     return numbers, given
@@ -73,7 +83,7 @@ def prefix_sums(sizes: np.ndarray) -> list[int]:
     return sums.tolist()
 
 
-Append = Callable[[TopicPartition, Sequence[OutgoingRecord], list[int], int, int, Any, list[Span], bool], int]
+Append = Callable[[TopicPartition, Records, list[int], int, int, Any, list[Span], bool], int]
 """`Producer._append`: records[start:stop] into a partition's batches as one send() each would."""
 
 
@@ -81,7 +91,7 @@ class TopicPlan:
     """One topic's records of a send_many() call, checked, with the topic's partition count, the records'
     partitions (STICKY: the sticky partitioner's) and their positions in the call."""
 
-    def __init__(self, topic: str, count: int, records: Sequence[OutgoingRecord], sizes: np.ndarray,
+    def __init__(self, topic: str, count: int, records: Records, sizes: np.ndarray,
                  parts: np.ndarray, positions: np.ndarray) -> None:
         self.topic, self.count, self.records, self.sizes = topic, count, records, sizes
         self.parts, self.positions = parts, positions
@@ -96,7 +106,7 @@ class TopicPlan:
             # the same batches; sealing them moves this topic's sticky partition as often as the loop would.
             order, groups = by_partition(parts)
             order += lo
-            records = [self.records[i] for i in order.tolist()]
+            records = reordered(self.records, order)
             sums = prefix_sums(self.sizes[order])
             positions = self.positions[order]
             for partition, start, end in groups:
@@ -135,6 +145,15 @@ def by_topic(topic: str | Sequence[str], count: int) -> tuple[dict[str, np.ndarr
             runs.append((name, len(mine), len(mine) + 1))
         mine.append(i)
     return {name: np.array(p, dtype=np.int64) for name, p in positions.items()}, runs
+
+
+def _column_partitions(keys: pa.Array, count: int) -> np.ndarray:
+    data = keys.buffers()[2]
+    data = np.frombuffer(data, np.uint8) if data is not None else np.empty(0, np.uint8)
+    parts = _by_hash(murmur2_buffers(data, column_offsets(keys)), count)
+    if keys.null_count:
+        parts[keys.is_null().to_numpy(zero_copy_only=False)] = STICKY
+    return parts
 
 
 def _by_hash(hashes: np.ndarray, count: int) -> np.ndarray:

@@ -37,7 +37,7 @@ from kafka_spark.client.delivery import QueuedBatch
 from kafka_spark.client.errors import ProducerError, TransactionFencedError
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.partitioner import StickyPartitioner
-from kafka_spark.client.records_adapter import encode_records, seal_records
+from kafka_spark.client.records_adapter import seal_records
 from kafka_spark.client.retry import Backoff, is_retriable, retries_end_within
 from kafka_spark.client.sequences import Sequences, insert_in_sequence_order
 from kafka_spark.client.transactions import FENCED_CODES, PRODUCE_MAX_VERSION, Transactions
@@ -315,10 +315,10 @@ class BatchSender:
             batch.attempts += 1
             if batch.encoded is None:
                 unsealed = batch.unsealed
-                batch.encoded = encode_records(batch.records, self.config.compression_type, batch.producer_id,
-                                               batch.producer_epoch, batch.base_sequence, self._txn is not None) \
-                    if unsealed is None else seal_records(unsealed, batch.producer_id, batch.producer_epoch,
-                                                          batch.base_sequence, self._txn is not None)
+                if unsealed is None:
+                    unsealed = batch.records.encode_unsealed(self.config.compression_type)
+                batch.encoded = seal_records(unsealed, batch.producer_id, batch.producer_epoch, batch.base_sequence,
+                                             self._txn is not None)
                 batch.sequence_reset = False
             topics.setdefault(batch.tp.topic, []).append({"index": batch.tp.partition, "records": batch.encoded})
         return {

@@ -47,7 +47,7 @@ def _finish_frame(out: bytearray) -> bytes:
 
 def encode_request(
     api_key: int, version: int, correlation_id: int, client_id: str | None, body: Mapping[str, Any]
-) -> bytes:
+) -> bytearray:
     """A complete request frame (size prefix, header, body) ready to write to a socket."""
     body_plan = plan(api_key, version, "request")
     out = bytearray(4)
@@ -58,7 +58,8 @@ def encode_request(
         body_plan.encode(out, body)
     except _ENCODE_FAILURES as exc:
         raise EncodeError(f"{get_api(api_key).name} v{version} request: {exc}") from exc
-    return _finish_frame(out)
+    INT32.pack_into(out, 0, len(out) - 4)
+    return out  # not copied to bytes: a Produce request's frame holds every batch it sends
 
 
 def decode_response(api_key: int, version: int, frame: Any) -> tuple[int, dict[str, Any]]:

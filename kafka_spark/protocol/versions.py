@@ -114,7 +114,7 @@ def api_versions_request(
     client_id: str | None,
     version: int | None = None,
     software_version: str | None = None,
-) -> bytes:
+) -> bytearray:
     """An ApiVersions request frame; the highest version this client knows unless told otherwise."""
     if version is None:
         version = supported_versions(API_VERSIONS_KEY)[1]

@@ -191,8 +191,9 @@ def encode_produced(
     The same bytes as `encode_batch` gives for them, built with one copy of the keys and values (two when
     compressed) and no Python call per record: a producer encodes every record it sends.
     """
-    return seal_produced(encode_produced_records(records, compression), producer_id, producer_epoch, base_sequence,
-                         transactional)
+    batch = encode_produced_records(records, compression)
+    seal_produced(batch, producer_id, producer_epoch, base_sequence, transactional)
+    return batch
 
 
 def encode_produced_records(
@@ -250,9 +251,10 @@ _PRODUCER_FIELDS = struct.Struct(">qhi")  # producer id, producer epoch, base se
 _PRODUCER_FIELDS_OFFSET = 43
 
 
-def seal_produced(batch: bytearray, producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1,
-                  transactional: bool = False) -> bytearray:
-    """Complete (in place) a batch from `encode_produced_records` with its producer fields and its CRC."""
+def seal_produced(batch: bytearray | memoryview, producer_id: int = -1, producer_epoch: int = -1,
+                  base_sequence: int = -1, transactional: bool = False) -> bytearray | memoryview:
+    """Complete (in place) a batch from `encode_produced_records` (or a writable view of one) with its producer
+    fields and its CRC."""
     attributes = struct.unpack_from(">h", batch, V2_ATTRIBUTES_OFFSET)[0] & ~TRANSACTIONAL_MASK
     struct.pack_into(">h", batch, V2_ATTRIBUTES_OFFSET, attributes | (TRANSACTIONAL_MASK if transactional else 0))
     _PRODUCER_FIELDS.pack_into(batch, _PRODUCER_FIELDS_OFFSET, producer_id, producer_epoch, base_sequence)

@@ -76,40 +76,39 @@ def _undelivered(sent: list[SentRecords]) -> list[SentRecords]:
 
 
 def _send_batch(producer: Producer, batch: pa.RecordBatch, topic: str | None, sent: list[SentRecords]) -> int:
-    # one send_many() per Arrow batch: the producer queues the rows as one send() per row would
+    # One send_many() per Arrow batch, given the Arrow columns (strings go out as their UTF-8 bytes, as Spark's
+    # sink casts them to binary): the producer queues the rows as one send() per row would, and without headers
+    # encodes them from the columns.
     rows = batch.num_rows
     if not rows:
         return 0
     names = batch.schema.names
-    topics = _topics(batch, topic)
-    keys = _bytes_column(batch, "key") if "key" in names else None
-    partitions = batch.column("partition").to_pylist() if "partition" in names else None
+    keys = batch.column("key") if "key" in names else None
+    partitions = batch.column("partition") if "partition" in names else None
     headers = _headers(batch.column("headers")) if "headers" in names else None
-    sent.append(producer.send_many(topics, _bytes_column(batch, "value"), keys=keys, partitions=partitions,
+    sent.append(producer.send_many(_topics(batch, topic), batch.column("value"), keys=keys, partitions=partitions,
                                    headers=headers))
     return rows
 
 
 def _topics(batch: pa.RecordBatch, topic: str | None) -> str | list[str]:
-    """The `topic` option, else each row's topic (which must not be null)."""
+    """The `topic` option, else each row's topic (which must not be null): one name when every row has it."""
     if topic is not None:
         return topic
     column = batch.column("topic")
     if column.null_count:
         raise ConfigError("The Kafka message data sent to the producer contains a null topic. Use the `topic` "
                           "option for setting a default topic.")
-    return column.to_pylist()
+    import pyarrow.compute as pc
+
+    names = pc.unique(column)
+    return names[0].as_py() if len(names) == 1 else column.to_pylist()
 
 
-def _bytes_column(batch: pa.RecordBatch, name: str) -> list[bytes | None]:
-    import pyarrow as pa
+def _headers(column: pa.Array) -> list[list[tuple[str, bytes | None]] | None] | None:
+    # None when no row has a header: the rows are then encoded from their columns
+    import pyarrow.compute as pc
 
-    column = batch.column(name)
-    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
-        # Strings go out as their UTF-8 bytes, as Spark's sink casts them to binary.
-        column = column.cast(pa.binary())
-    return column.to_pylist()
-
-
-def _headers(column: pa.Array) -> list[list[tuple[str, bytes | None]] | None]:
+    if column.null_count == len(column) or not pc.sum(pc.list_value_length(column)).as_py():
+        return None
     return [[(e["key"], e["value"]) for e in h] if h else None for h in column.to_pylist()]

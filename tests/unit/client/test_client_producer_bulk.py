@@ -9,6 +9,7 @@ import time
 import uuid
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from client_fake_broker import TOPIC_ID, FakeBroker
 
@@ -84,12 +85,17 @@ def _by_loop(producer: Producer, topics: list[str], columns: dict[str, Any]) -> 
                           headers=columns.get("headers", [None] * n)[i] or ()) for i in range(n)]
 
 
-def _by_calls(producer: Producer, topics: list[str], columns: dict[str, Any], calls: int) -> list:
+def _by_calls(producer: Producer, topics: list[str], columns: dict[str, Any], calls: int,
+              arrow: bool = False) -> list:
     n = len(columns["values"])
     cuts = sorted(random.Random(n).sample(range(1, n), calls - 1)) if calls > 1 else []
     futures = []
     for start, end in zip([0, *cuts], [*cuts, n], strict=True):
         part = {name: column[start:end] for name, column in columns.items()}
+        if arrow:  # Arrow columns (sliced, as the sink's batches may be); headers stay Python lists
+            for name, kind in (("values", pa.binary()), ("keys", pa.binary()), ("partitions", pa.int32())):
+                if name in columns:
+                    part[name] = pa.array(columns[name], kind).slice(start, end - start)
         topic = topics[start] if len(set(topics)) == 1 else topics[start:end]
         futures += producer.send_many(topic, **part).futures()
     return futures
@@ -121,16 +127,18 @@ def test_send_many_makes_the_batches_a_send_loop_makes(keys: str, partitions: bo
     names = {"one": ["t"] * 1500, "two": [rng.choice("tu") for _ in range(1500)],
              "blocks": [name for i in range(100) for name in "tu"[i % 2] * rng.randint(1, 40)][:1500]}[topics]
     results = []
-    for send in (_by_loop, lambda p, t, c: _by_calls(p, t, c, 4)):
+    for send in (_by_loop, lambda p, t, c: _by_calls(p, t, c, 4), lambda p, t, c: _by_calls(p, t, c, 4, True)):
         with RecordingBroker() as broker, _producer(broker, **{"batch.size": batch_size}) as producer:
             random.seed(11)  # the sticky partitioner's choices
             futures = send(producer, names, columns)
             producer.flush()
             metadata = [f.get(5) for f in futures]
             results.append((broker.batches, [(m.topic, m.partition, m.offset) for m in metadata]))
-    (loop_batches, loop_places), (bulk_batches, bulk_places) = results
+    (loop_batches, loop_places), (bulk_batches, bulk_places), (arrow_batches, arrow_places) = results
     assert bulk_places == loop_places
     assert bulk_batches == loop_batches
+    assert arrow_places == loop_places
+    assert arrow_batches == loop_batches
     if keys == "all" and not partitions:
         keys = columns["keys"]
         assert all(p == partition_for_key(k, PARTITIONS) for (_, p, _), k in zip(bulk_places, keys, strict=True))
@@ -213,3 +221,20 @@ def test_the_metadata_wait_of_send_ends_at_max_block_ms() -> None:
         with pytest.raises(Exception, match="Connection refused"):
             producer.send("t", b"v")
         assert time.monotonic() - started < 5, "send() must give up at max.block.ms, not default.api.timeout.ms"
+
+
+@pytest.mark.parametrize("headers", [None, [[("h", b"x")], None, []]])
+def test_arrow_string_and_null_type_columns_go_out_as_utf8_bytes(headers: list | None) -> None:
+    values = pa.array(["é", None, "plain"], pa.string())
+    for keys, expected_keys in ((pa.array(["k1", "ké", None], pa.large_string()), [b"k1", "ké".encode(), None]),
+                                (pa.nulls(3), [None, None, None])):
+        with RecordingBroker() as broker, _producer(broker) as producer:
+            sent = producer.send_many("t", values, keys=keys, partitions=pa.array([1, 1, 1], pa.int8()),
+                                      headers=headers)
+            producer.flush()
+            sent.get(5)
+            assert broker.batches[("t", 1)] == [[(expected_keys[0], "é".encode(), (("h", b"x"),) if headers else ()),
+                                                 (expected_keys[1], None, ()),
+                                                 (expected_keys[2], b"plain", ())]]
+    with RecordingBroker() as broker, _producer(broker) as producer, pytest.raises(TypeError, match="int64"):
+        producer.send_many("t", pa.array([1, 2]))

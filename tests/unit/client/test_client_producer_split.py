@@ -140,7 +140,7 @@ def test_split_keeps_order_and_hands_on_the_sequences() -> None:
     assert limit == BATCH_OVERHEAD + (batch.size - BATCH_OVERHEAD + 1) // 2
     assert size_limit(batch, 100) == 100
     pieces = split(batch, 200)
-    assert [p.records for p in pieces] == [records[:2], records[2:3], records[3:]]
+    assert [list(p.records) for p in pieces] == [records[:2], records[2:3], records[3:]]
     assert [p.first for p in pieces] == [0, 2, 3]
     assert [p.base_sequence for p in pieces] == [40, 42, 43]
     assert all((p.producer_id, p.producer_epoch, p.parent, p.created) == (9, 2, batch, 1.0) for p in pieces)

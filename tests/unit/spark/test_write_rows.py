@@ -27,6 +27,12 @@ class Sent:
         return self.count
 
 
+def _python(column: Any) -> Any:
+    if not isinstance(column, pa.Array):
+        return column
+    return (column.cast(pa.binary()) if pa.types.is_string(column.type) else column).to_pylist()
+
+
 class StubProducer:
     def __init__(self, errors: dict[int, BaseException] | None = None) -> None:
         self.calls: list[dict[str, Any]] = []
@@ -34,8 +40,9 @@ class StubProducer:
         self.flushed = False
 
     def send_many(self, topic, values, keys=None, partitions=None, headers=None) -> Sent:
-        self.calls.append({"topic": topic, "values": values, "keys": keys, "partitions": partitions,
-                           "headers": headers})
+        # the sink hands Arrow columns over: recorded as the Python values the producer sends (strings as UTF-8)
+        self.calls.append({"topic": topic, "values": _python(values), "keys": _python(keys),
+                           "partitions": _python(partitions), "headers": headers})
         return Sent(len(values), self.errors.get(len(self.calls) - 1))
 
     def flush(self) -> None:
@@ -57,6 +64,12 @@ def test_each_batch_is_one_call_with_spark_sink_conversions() -> None:
     produce_rows(producer, [only_value], "option-topic")
     assert producer.calls[-1] == {"topic": "option-topic", "values": [b"text"], "keys": None, "partitions": None,
                                   "headers": None}
+    # no row with a header: no headers handed over (the producer then encodes from the columns), and one topic
+    # name when every row has it
+    no_headers = pa.RecordBatch.from_pydict({"topic": pa.array(["a", "a"]), "value": pa.array([b"1", b"2"]),
+                                             "headers": pa.array([[], None], HEADERS)})
+    produce_rows(producer, [no_headers], None)
+    assert producer.calls[-1]["headers"] is None and producer.calls[-1]["topic"] == "a"
 
 
 def test_a_null_topic_fails_with_spark_sink_message() -> None:

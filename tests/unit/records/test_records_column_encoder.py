@@ -1,0 +1,87 @@
+"""`records.column_encoder` writes byte for byte what `encode_produced_records` writes for the same records: null and
+empty keys and values, lengths at every varint step, timestamp and offset deltas past two-byte varints, sliced,
+large and string columns, every codec; and a batch sealed in place."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from kafka_spark.records import encode_produced_records, seal_produced
+from kafka_spark.records.column_encoder import binary_lengths, encode_columns
+
+BASE = 1_700_000_000_000
+
+
+def _columns(seed: int, count: int, sizes: tuple[int, ...], null_keys: float) -> tuple[list, list]:
+    rng = random.Random(seed)
+    keys = [None if rng.random() < null_keys else rng.randbytes(rng.choice((0, 1, 63, 64, 200))) for _ in range(count)]
+    values = [None if rng.random() < 0.1 else rng.randbytes(rng.choice(sizes)) for _ in range(count)]
+    return keys, values
+
+
+def _expected(keys: list, values: list, stamps: list[int], compression: str | None) -> bytes:
+    return bytes(encode_produced_records([(k, v, (), t) for k, v, t in zip(keys, values, stamps, strict=True)],
+                                         compression))
+
+
+@pytest.mark.parametrize("count", [1, 2, 300, 9000])  # 9000: offset deltas of three bytes
+@pytest.mark.parametrize("sizes", [(0, 10, 100), (8191, 8192, 9000), (70_000,)])
+def test_same_bytes_as_the_tuple_encoder(count: int, sizes: tuple[int, ...]) -> None:
+    count = min(count, 20_000_000 // max(sizes))
+    keys, values = _columns(count, count, sizes, 0.2)
+    got = encode_columns(pa.array(keys, pa.binary()), pa.array(values, pa.binary()), None, BASE, BASE)
+    assert bytes(got) == _expected(keys, values, [BASE] * count, None)
+
+
+@pytest.mark.parametrize("deltas", [(0, 5), (-3, 0, 7), (8191, 8192, -8193), (2**35, -(2**40))])
+def test_timestamp_deltas_of_every_size(deltas: tuple[int, ...]) -> None:
+    rng = random.Random(len(deltas))
+    keys, values = _columns(3, 500, (0, 50), 0.0)
+    stamps = [BASE + rng.choice(deltas) for _ in range(500)]
+    stamps[0] = BASE
+    got = encode_columns(pa.array(keys, pa.binary()), pa.array(values, pa.binary()),
+                         np.array(stamps, np.int64) - BASE, BASE, max(stamps))
+    assert bytes(got) == _expected(keys, values, stamps, None)
+
+
+@pytest.mark.parametrize("compression", ["gzip", "snappy", "lz4", "zstd"])
+def test_compressed(compression: str) -> None:
+    keys, values = _columns(5, 700, (0, 30, 300), 0.5)
+    got = encode_columns(pa.array(keys, pa.binary()), pa.array(values, pa.binary()), None, BASE, BASE, compression)
+    assert bytes(got) == _expected(keys, values, [BASE] * 700, compression)
+
+
+def test_null_keys_string_large_and_sliced_columns() -> None:
+    keys, values = _columns(9, 400, (0, 20, 5000), 0.0)
+    text = [None if v is None else v.hex() for v in values]
+    as_bytes = [None if t is None else t.encode() for t in text]
+    for key_column, value_column, expected_keys, expected_values in [
+        (None, pa.array(values, pa.binary()), [None] * 400, values),
+        (pa.array(keys, pa.large_binary()), pa.array(text, pa.string()).cast(pa.binary()), keys, as_bytes),
+        (pa.array(keys, pa.binary()), pa.array(text, pa.large_string()).cast(pa.large_binary()), keys, as_bytes),
+    ]:
+        got = encode_columns(key_column, value_column, None, BASE, BASE)
+        assert bytes(got) == _expected(expected_keys, expected_values, [BASE] * 400, None)
+        # a slice of the columns is the records it holds
+        sliced = encode_columns(None if key_column is None else key_column.slice(100, 50), value_column.slice(100, 50),
+                                None, BASE, BASE)
+        assert bytes(sliced) == _expected(expected_keys[100:150], expected_values[100:150], [BASE] * 50, None)
+
+
+def test_sealed_in_place_as_the_tuple_batch() -> None:
+    keys, values = _columns(4, 200, (0, 99), 0.3)
+    batch = encode_columns(pa.array(keys, pa.binary()), pa.array(values, pa.binary()), None, BASE, BASE)
+    assert isinstance(batch, memoryview) and not batch.readonly  # the Arrow buffer itself, no copy
+    want = encode_produced_records([(k, v, (), BASE) for k, v in zip(keys, values, strict=True)])
+    assert bytes(seal_produced(batch, 7, 1, 40, True)) == bytes(seal_produced(want, 7, 1, 40, True))
+
+
+def test_lengths_and_an_empty_batch() -> None:
+    column = pa.array([b"ab", None, b"", b"xyz"], pa.binary()).slice(1)
+    assert binary_lengths(column).tolist() == [-1, 0, 3]
+    assert bytes(encode_columns(None, pa.array([], pa.binary()), None, -1, -1)) == \
+        bytes(encode_produced_records([]))
