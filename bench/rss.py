@@ -1,4 +1,4 @@
-"""Peak resident memory of the Python worker processes under a JVM, measured from /proc.
+"""Peak resident memory of the Python worker processes under a JVM, and CPU time by process, measured from /proc.
 
 Spark's Python workers (`pyspark.daemon` and the workers it forks, plus the planning workers of
 Python data sources) are descendants of the Spark JVM. Before a case, each live worker's peak RSS
@@ -128,3 +128,49 @@ class WorkerMemory:
     @property
     def peak_total_mb(self) -> float | None:
         return self.peak_total_kb / 1024 if self.seen else None
+
+
+def cpu_seconds(pid: int, reaped: bool = False) -> float:
+    """User + system CPU seconds of `pid` (with `reaped`, also of its children it has waited for); 0 once gone."""
+    try:
+        stat = (PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat[stat.rindex(")") + 2:].split()
+    ticks = int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if reaped else 0)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+class CpuSplit:
+    """Context manager: CPU seconds spent while the block runs by the broker (`broker_pid`), the Spark JVM and
+    its Python workers (with the workers they reaped). A process that exits before the end is counted up to
+    the last look at it (taken at the start and at the end)."""
+
+    def __init__(self, broker_pid: int | None, jvm_pid: int | None) -> None:
+        self.broker_pid, self.jvm_pid = broker_pid, jvm_pid
+        self.seconds: dict[str, float] = {}
+        self._start: dict[int, float] = {}
+
+    def _now(self) -> dict[int, float]:
+        now = {}
+        if self.broker_pid is not None:
+            now[self.broker_pid] = cpu_seconds(self.broker_pid)
+        if self.jvm_pid is not None:
+            now[self.jvm_pid] = cpu_seconds(self.jvm_pid)
+            for pid in python_descendants(self.jvm_pid):
+                now[pid] = cpu_seconds(pid, reaped=True)
+        return now
+
+    def __enter__(self) -> CpuSplit:
+        self._start = self._now()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end = self._now()
+        start = self._start
+        spent = {pid: end.get(pid, start.get(pid, 0.0)) - start.get(pid, 0.0) for pid in {*end, *start}}
+        self.seconds = {
+            "broker": round(spent.get(self.broker_pid, 0.0), 2) if self.broker_pid is not None else 0.0,
+            "spark jvm": round(spent.get(self.jvm_pid, 0.0), 2) if self.jvm_pid is not None else 0.0,
+            "python workers": round(sum(v for p, v in spent.items() if p not in (self.broker_pid, self.jvm_pid)), 2),
+        }

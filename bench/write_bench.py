@@ -5,10 +5,11 @@ format("kafka") sink, the same DataFrame into fresh topics of one local broker.
     .venv/bin/python bench/write_bench.py --quick       # 100,000 records, 1 run
 
 The DataFrame (a string key, a value of the case's size, 4 Spark partitions) is cached and counted before any
-timing; each write goes to a new 8-partition topic, timed from save() to its return, writers alternating. Every
-writer runs at its defaults (`pykafka`: batch.size 262144; Spark's sink: the Java producer's 16384), and `pykafka`
-once more at the Java producer's batch.size; and the ceiling of any Python sink (`bench/ceiling_source.py`'s
-`sink-ceiling`: an Arrow writer that drains the rows Spark hands it, no producer).
+timing; each write goes to a new 8-partition topic, timed from save() to its return, writers alternating, with the
+CPU seconds the broker, Spark's JVM and the Python workers spent meanwhile. The broker keeps Kafka's default
+segment size (1 GiB). Every writer runs at its defaults (`pykafka`: batch.size 1000000; Spark's sink: the Java
+producer's 16384), and `pykafka` once more at the Java producer's batch.size; and the ceiling of any Python sink
+(`bench/ceiling_source.py`'s `sink-ceiling`: an Arrow writer that drains the rows Spark hands it, no producer).
 Writes bench/results/write-<stamp>.json and .md (and write-latest.*).
 """
 
@@ -40,6 +41,9 @@ WRITERS = {
     "python sink, no work": ("sink-ceiling", {}),
 }
 PEER = "spark kafka"
+# Kafka's default segment size: the embedded broker's 1 MiB (a test setting, for segment-file tests) rolls a
+# segment every MiB, which cost the broker ~10 CPU-s per GB written and made both sinks wait on it.
+BROKER = {"log.segment.bytes": 1073741824}
 
 
 def log(msg: str) -> None:
@@ -56,9 +60,12 @@ def frame(spark, records: int, size: int):
     return df
 
 
-def write_once(df, node, fmt: str, options: dict[str, str]) -> float:
-    """Seconds for one write into a fresh topic (deleted afterwards, to keep the broker's disk small)."""
+def write_once(df, node, fmt: str, options: dict[str, str], cpu: dict[str, list[float]] | None = None) -> float:
+    """Seconds for one write into a fresh topic (deleted afterwards, to keep the broker's disk small); with `cpu`,
+    each process group's CPU seconds during it appended there."""
     import uuid
+
+    from bench.rss import CpuSplit, spark_jvm_pid
 
     topic = f"write-bench-{uuid.uuid4().hex[:8]}"
     node.tools.create_topic(topic, partitions=PARTITIONS)
@@ -66,9 +73,13 @@ def write_once(df, node, fmt: str, options: dict[str, str]) -> float:
     writer = df.write.format(fmt).option("kafka.bootstrap.servers", node.bootstrap).option("topic", topic)
     for k, v in options.items():
         writer = writer.option(k, v)
-    began = time.perf_counter()
-    writer.mode("append").save()
-    seconds = time.perf_counter() - began
+    with CpuSplit(node.process.pid if node.process else None, spark_jvm_pid()) as split:
+        began = time.perf_counter()
+        writer.mode("append").save()
+        seconds = time.perf_counter() - began
+    if cpu is not None:
+        for group, spent in split.seconds.items():
+            cpu.setdefault(group, []).append(spent)
     node.tools.run("topics", "--delete", "--topic", topic)
     return seconds
 
@@ -88,13 +99,17 @@ def markdown(result: dict[str, Any]) -> str:
     """The results as a table: median seconds, records/s and the ratio to Spark's sink per case."""
     lines = [f"`{result['meta']['command']}` — {result['meta']['when']}, {result['meta']['runs']} run(s) each, "
              f"{result['meta']['records']:,} records per case", "",
-             "| value | writer | median s | records/s | vs Spark's sink |", "|---|---|---|---|---|"]
+             "| value | writer | median s | records/s | vs Spark's sink | CPU s: broker / Spark JVM / Python |",
+             "|---|---|---|---|---|---|"]
     for case in result["cases"]:
         peer = statistics.median(case["seconds"][PEER])
         for name, times in case["seconds"].items():
             median = statistics.median(times)
+            cpu = case.get("cpu_seconds", {}).get(name, {})
+            groups = " / ".join(f"{statistics.median(cpu[g]):.1f}" if cpu.get(g) else "—"
+                                for g in ("broker", "spark jvm", "python workers"))
             lines.append(f"| {case['size']} B | {name} | {median:.1f} | {case['records'] / median:,.0f} | "
-                         f"{peer / median:.2f}× |")
+                         f"{peer / median:.2f}× | {groups} |")
     return "\n".join(lines) + "\n"
 
 
@@ -117,26 +132,29 @@ def main(argv: list[str] | None = None) -> int:
     from kafka_spark.local.spark import local_spark
 
     log("starting Kafka and Spark")
-    node = start_kafka(secure=False, heap="1g")
+    node = start_kafka(secure=False, heap="1g", extra=BROKER)
     spark = None
     try:
         spark = local_spark("kafka-spark-write-bench", extra=SPARK_CONF)
         from bench.ceiling_source import register
 
         register(spark)
-        warm = frame(spark, 20_000, 100)
-        for fmt, options in WRITERS.values():  # JIT, Python workers, class loading: not recorded
+        # JIT (most of all for the JVM's producer), Python workers, class loading: not recorded
+        warm = frame(spark, 200_000, 100)
+        for fmt, options in WRITERS.values():
             write_once(warm, node, fmt, options)
         warm.unpersist()
         for size in SIZES:
             df = frame(spark, records, size)
             seconds: dict[str, list[float]] = {name: [] for name in WRITERS}
+            cpu: dict[str, dict[str, list[float]]] = {name: {} for name in WRITERS}
             for run in range(runs):
                 for name, (fmt, options) in WRITERS.items():
-                    seconds[name].append(write_once(df, node, fmt, options))
-                    log(f"{size} B run {run + 1}: {name} {seconds[name][-1]:.1f} s")
+                    seconds[name].append(write_once(df, node, fmt, options, cpu[name]))
+                    spent = ", ".join(f"{group} {v[-1]:.1f}" for group, v in cpu[name].items())
+                    log(f"{size} B run {run + 1}: {name} {seconds[name][-1]:.1f} s (CPU s: {spent})")
             df.unpersist()
-            result["cases"].append({"size": size, "records": records, "seconds": seconds})
+            result["cases"].append({"size": size, "records": records, "seconds": seconds, "cpu_seconds": cpu})
     finally:
         if spark is not None:
             spark.stop()

@@ -31,9 +31,11 @@ WRITE_PAYLOAD_OPTIONS = (*_SIDE_OPTIONS.values(), *SERIALIZER_SETTINGS)
 # A task's transaction stays open until the driver commits the whole job or micro-batch: the broker's cap
 # (transaction.max.timeout.ms, 15 minutes by default) rather than the Java producer's one minute.
 EXACTLY_ONCE_TIMEOUT_MS = "900000"
-# Most of a write's cost is the broker's work per batch, so the sink builds batches 16 times the Java producer's
-# default; the producer splits a batch a topic's max.message.bytes refuses, as Java's does (client/batch_split.py).
-SINK_BATCH_SIZE = "262144"
+# Much of a write's cost is per batch (the broker's work, and ours), so the sink's batches go up to just under a
+# MiB: below the broker's default max.message.bytes (1048588) with room for a request's framing within the default
+# max.request.size (1048576). The producer splits a batch a topic with a lower limit refuses, as Java's does
+# (client/batch_split.py).
+SINK_BATCH_SIZE = "1000000"
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,7 @@ SPLIT_MODES = {
 @pytest.mark.parametrize("mode", list(SPLIT_MODES))
 def test_a_topic_limit_below_the_batch_size_splits_batches_and_keeps_every_row_once_in_order(
         spark, kafka, admin, topic_name, mode):
-    # The sink builds 256 KiB batches by default; the topic takes batches of at most 20,000 bytes, so the broker
+    # The sink builds batches of up to 1,000,000 bytes by default; the topic takes at most 20,000 bytes, so the broker
     # refuses them and the producer splits them (Spark's sink, at 16 KiB batches, never meets the limit).
     admin.create_topics([NewTopic(topic_name, 3, 1, topic_configs={"max.message.bytes": "20000"})],
                         wait_for_metadata=True)

@@ -21,9 +21,9 @@ def test_idempotent_by_default_unless_acks_is_lowered():
 def test_the_sink_builds_larger_batches_than_the_java_producer_unless_told():
     # The producer splits a batch a topic's max.message.bytes refuses, so the sink can default to larger ones;
     # the producer itself keeps Java's default.
-    assert parse_sink_options(BASE).client_config().batch_size == 262144
+    assert parse_sink_options(BASE).client_config().batch_size == 1_000_000
     assert parse_sink_options({**BASE, "kafka.batch.size": "16384"}).client_config().batch_size == 16384
-    assert parse_sink_options({**BASE, "exactlyOnce": "true"}).client_config().batch_size == 262144
+    assert parse_sink_options({**BASE, "exactlyOnce": "true"}).client_config().batch_size == 1_000_000
     assert ClientConfig({"bootstrap.servers": "127.0.0.1:9092"}).batch_size == 16384
 
 
