@@ -421,13 +421,13 @@ def _column(column: Any) -> pa.Array:
 
 
 def _binary(column: pa.Array) -> pa.Array:
-    # As large_binary, the type the batch encoder joins (cast once per call, not per batch); strings go out as
-    # their UTF-8 bytes; a column of the null type holds only nulls.
+    # strings go out as their UTF-8 bytes; a column of the null type holds only nulls
     kind = column.type
-    if pa.types.is_large_binary(kind):
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
         return column
-    if any(check(kind) for check in (pa.types.is_binary, pa.types.is_string, pa.types.is_large_string,
-                                     pa.types.is_null)):
+    if pa.types.is_string(kind) or pa.types.is_null(kind):
+        return column.cast(pa.binary())
+    if pa.types.is_large_string(kind):
         return column.cast(pa.large_binary())
     raise TypeError(f"keys and values must be binary or string columns, not {kind}")
 

@@ -62,7 +62,7 @@ def encode_columns(keys: pa.Array | None, values: pa.Array, timestamp_deltas: np
         heads = _varint_column([(length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)], header, kind)
         middles = _varint_column([(value, 0)], 0, kind)
     empty = pa.scalar(b"", kind)
-    parts = [heads, empty if keys is None else keys.cast(kind), middles, values.cast(kind), pa.scalar(b"\x00", kind),
+    parts = [heads, empty if keys is None else _as(keys, kind), middles, _as(values, kind), pa.scalar(b"\x00", kind),
              empty]
     if count:
         joined = pc.binary_join_element_wise(*parts, null_handling="replace", null_replacement=b"")
@@ -77,6 +77,10 @@ def encode_columns(keys: pa.Array | None, values: pa.Array, timestamp_deltas: np
     V2_HEADER.pack_into(out, 0, 0, len(out) - 12, -1, MAGIC_V2, 0, int(codec), max(count - 1, 0), base_timestamp,
                         max_timestamp, -1, -1, -1, count)
     return out
+
+
+def _as(column: pa.Array, kind: pa.DataType) -> pa.Array:
+    return column if column.type == kind else column.cast(kind)
 
 
 # Zigzag values below _SHORT take one or two varint bytes, looked up; longer ones are written byte by byte.
