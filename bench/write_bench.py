@@ -6,7 +6,8 @@ format("kafka") sink, the same DataFrame into fresh topics of one local broker.
 
 The DataFrame (a string key, a value of the case's size, 4 Spark partitions) is cached and counted before any
 timing; each write goes to a new 8-partition topic, timed from save() to its return, writers alternating, with the
-CPU seconds the broker, Spark's JVM and the Python workers spent meanwhile. The broker keeps Kafka's default
+CPU seconds the broker, Spark's JVM and the Python workers spent meanwhile and the Python workers' peak RSS (the
+largest of the runs). The broker keeps Kafka's default
 segment size (1 GiB). Every writer runs at its defaults (`pykafka`: batch.size 1000000; Spark's sink: the Java
 producer's 16384), and `pykafka` once more at the Java producer's batch.size; and the ceiling of any Python sink
 (`bench/ceiling_source.py`'s `sink-ceiling`: an Arrow writer that drains the rows Spark hands it, no producer).
@@ -42,8 +43,9 @@ WRITERS = {
 }
 PEER = "spark kafka"
 # Kafka's default segment size: the embedded broker's 1 MiB (a test setting, for segment-file tests) rolls a
-# segment every MiB, which cost the broker ~10 CPU-s per GB written and made both sinks wait on it.
-BROKER = {"log.segment.bytes": 1073741824}
+# segment every MiB, which cost the broker ~10 CPU-s per GB written and made both sinks wait on it. A deleted
+# topic's files go after a second rather than Kafka's minute: a run writes a GB every few seconds.
+BROKER = {"log.segment.bytes": 1073741824, "file.delete.delay.ms": 1000}
 
 
 def log(msg: str) -> None:
@@ -65,7 +67,7 @@ def write_once(df, node, fmt: str, options: dict[str, str], cpu: dict[str, list[
     each process group's CPU seconds during it appended there."""
     import uuid
 
-    from bench.rss import CpuSplit, spark_jvm_pid
+    from bench.rss import CpuSplit, WorkerMemory, spark_jvm_pid
 
     topic = f"write-bench-{uuid.uuid4().hex[:8]}"
     node.tools.create_topic(topic, partitions=PARTITIONS)
@@ -73,13 +75,15 @@ def write_once(df, node, fmt: str, options: dict[str, str], cpu: dict[str, list[
     writer = df.write.format(fmt).option("kafka.bootstrap.servers", node.bootstrap).option("topic", topic)
     for k, v in options.items():
         writer = writer.option(k, v)
-    with CpuSplit(node.process.pid if node.process else None, spark_jvm_pid()) as split:
+    jvm = spark_jvm_pid()
+    with CpuSplit(node.process.pid if node.process else None, jvm) as split, WorkerMemory(jvm) as memory:
         began = time.perf_counter()
         writer.mode("append").save()
         seconds = time.perf_counter() - began
     if cpu is not None:
         for group, spent in split.seconds.items():
             cpu.setdefault(group, []).append(spent)
+        cpu.setdefault("worker peak RSS MB", []).append(round(memory.peak_worker_mb or 0.0, 1))
     node.tools.run("topics", "--delete", "--topic", topic)
     return seconds
 
@@ -99,8 +103,8 @@ def markdown(result: dict[str, Any]) -> str:
     """The results as a table: median seconds, records/s and the ratio to Spark's sink per case."""
     lines = [f"`{result['meta']['command']}` — {result['meta']['when']}, {result['meta']['runs']} run(s) each, "
              f"{result['meta']['records']:,} records per case", "",
-             "| value | writer | median s | records/s | vs Spark's sink | CPU s: broker / Spark JVM / Python |",
-             "|---|---|---|---|---|---|"]
+             "| value | writer | median s | records/s | vs Spark's sink | CPU s: broker / Spark JVM / Python | "
+             "worker peak RSS MB |", "|---|---|---|---|---|---|---|"]
     for case in result["cases"]:
         peer = statistics.median(case["seconds"][PEER])
         for name, times in case["seconds"].items():
@@ -108,8 +112,10 @@ def markdown(result: dict[str, Any]) -> str:
             cpu = case.get("cpu_seconds", {}).get(name, {})
             groups = " / ".join(f"{statistics.median(cpu[g]):.1f}" if cpu.get(g) else "—"
                                 for g in ("broker", "spark jvm", "python workers"))
+            # Spark's own sink runs no Python: the idle workers' size says nothing of it
+            rss = max(cpu.get("worker peak RSS MB") or [0.0]) if any(cpu.get("python workers") or []) else 0.0
             lines.append(f"| {case['size']} B | {name} | {median:.1f} | {case['records'] / median:,.0f} | "
-                         f"{peer / median:.2f}× | {groups} |")
+                         f"{peer / median:.2f}× | {groups} | {f'{rss:.0f}' if rss else '—'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -152,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                 for name, (fmt, options) in WRITERS.items():
                     seconds[name].append(write_once(df, node, fmt, options, cpu[name]))
                     spent = ", ".join(f"{group} {v[-1]:.1f}" for group, v in cpu[name].items())
-                    log(f"{size} B run {run + 1}: {name} {seconds[name][-1]:.1f} s (CPU s: {spent})")
+                    log(f"{size} B run {run + 1}: {name} {seconds[name][-1]:.1f} s ({spent})")
             df.unpersist()
             result["cases"].append({"size": size, "records": records, "seconds": seconds, "cpu_seconds": cpu})
     finally:
