@@ -431,6 +431,7 @@ class BatchSender:
         if error is not None and self._txn is not None and self._txn_error is None:
             self._txn_error = error  # the transaction cannot commit now
         batch.resolve(base_offset, append_time, error)
+        batch.encoded = batch.unsealed = None  # its bytes are not sent again: not kept while callers hold it
         with self._cond:
             self._muted.discard(batch.tp)
             self._unsent -= len(batch.records)

@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from kafka_spark.client.producer import Producer, SentRecords
     from kafka_spark.formats.encoding import WritePayloads
 
-# Records sent before the delivered calls are dropped: bounds memory on large tasks.
-_PRUNE_EVERY = 65536
+# Records sent before the delivered calls are dropped: bounds memory on large tasks (a call's Arrow columns live
+# until it is dropped). Spark hands Arrow batches of 10,000 rows.
+_PRUNE_EVERY = 10000
 
 
 def produce_rows(producer: Producer, batches: Iterable[pa.RecordBatch], topic: str | None) -> int:
