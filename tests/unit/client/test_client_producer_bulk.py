@@ -160,6 +160,11 @@ def test_errors_are_those_of_the_first_bad_record_and_nothing_is_queued() -> Non
             with pytest.raises(ProducerError, match=message) as bulk:
                 producer.send_many("t", **columns)
             assert producer._unsent == 0 and producer._buffered == 0
+            arrow = {"values": pa.array(columns["values"], pa.binary()),
+                     "partitions": pa.array(columns["partitions"], pa.int32())}
+            with pytest.raises(ProducerError, match=message):  # Arrow columns: the same error, nothing queued
+                producer.send_many("t", **arrow)
+            assert producer._unsent == 0 and producer._buffered == 0
             with pytest.raises(ProducerError) as loop:
                 _by_loop(producer, ["t"] * 10, columns)
             assert str(bulk.value) == str(loop.value)
@@ -167,6 +172,9 @@ def test_errors_are_those_of_the_first_bad_record_and_nothing_is_queued() -> Non
         with pytest.raises(ValueError, match="keys has 2 entries for 10 values"):
             producer.send_many("t", values, keys=[b"a", b"b"])
         assert producer.send_many("t", []).get() == 0
+        assert producer.send_many("t", pa.array([], pa.binary())).get() == 0
+        with pytest.raises(ValueError, match="keys has 2 entries for 10 values"):
+            producer.send_many("t", pa.array(values), keys=pa.array([b"a", b"b"]))
     with pytest.raises(ProducerError, match="the producer is closed"):
         producer.send_many("t", values)
 
