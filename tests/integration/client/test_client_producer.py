@@ -63,6 +63,30 @@ def test_records_match_the_java_producer(kafka, topic_name, tmp_path, capsys):
     assert all(p == java[k] and h == "src:cli" for k, (p, h) in cli_rows.items())
 
 
+def test_arrow_columns_with_every_codec_read_back_by_the_console_consumer(kafka, topic_name):
+    # send_many with Arrow columns: batches of hundreds of records, laid out from the columns, for every codec
+    import pyarrow as pa
+
+    kafka.create_topic(topic_name, partitions=3)
+    expected = []
+    for codec in COMPRESSION_TYPES:
+        keys = [None if i % 9 == 0 else f"{codec}-k{i % 17}" for i in range(600)]
+        values = [f"{codec}-v{i}-" + "x" * (i % 40) for i in range(600)]
+        config = {"bootstrap.servers": kafka.bootstrap, "compression.type": codec, "linger.ms": 50,
+                  "batch.size": 1_000_000}
+        with Producer(config) as producer:
+            sent = producer.send_many(topic_name, pa.array(values, pa.string()), keys=pa.array(keys, pa.string()))
+            producer.flush()
+            assert sent.get(10) == 600
+            places = [f.get(1).partition for f in sent.futures()]
+        expected += [(p, "null" if k is None else k, v) for p, k, v in zip(places, keys, values, strict=True)]
+    rows = _console_rows(kafka.tools, topic_name, len(expected))
+    assert sorted((p, key, value) for p, _, key, value in rows) == sorted(expected)
+    from kafka_spark.client.partitioner import partition_for_key
+
+    assert all(p == partition_for_key(key.encode(), 3) for p, _, key, _ in rows if key != "null")
+
+
 def test_offsets_are_assigned_in_order_and_errors_are_typed(kafka, topic_name):
     kafka.create_topic(topic_name, partitions=1)
     with Producer({"bootstrap.servers": kafka.bootstrap, "batch.size": 200, "linger.ms": 50}) as producer:
