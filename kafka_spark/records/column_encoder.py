@@ -48,19 +48,14 @@ def encode_columns(keys: pa.Array | None, values: pa.Array, timestamp_deltas: np
     header = V2_HEADER.size if codec == Compression.NONE else 0  # laid out in front of the first record
     # Both columns binary: the layout is binary too (no cast); otherwise everything is large_binary.
     kind = pa.binary() if all(c is None or pa.types.is_binary(c.type) for c in (keys, values)) else pa.large_binary()
-    short = None if timestamp_deltas is not None else _short_varints(key_lengths, value_lengths, header, kind)
-    if short is not None:
-        heads, middles = short
-    else:
-        offset, key, value = _Varints(np.arange(count, dtype=np.int64)), _Varints(key_lengths), \
-            _Varints(value_lengths)
-        time = None if timestamp_deltas is None else _Varints(timestamp_deltas)
-        time_n = 1 if time is None else time.sizes
-        length = _Varints(1 + time_n + offset.sizes + key.sizes + np.maximum(key_lengths, 0) + value.sizes
-                          + np.maximum(value_lengths, 0) + 1)
-        # a record's head: length, attributes (0), timestamp delta (0 when none is given), offset delta, key length
-        heads = _varint_column([(length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)], header, kind)
-        middles = _varint_column([(value, 0)], 0, kind)
+    offset, key, value = _Varints(np.arange(count, dtype=np.int64)), _Varints(key_lengths), _Varints(value_lengths)
+    time = None if timestamp_deltas is None else _Varints(timestamp_deltas)
+    time_n = 1 if time is None else time.sizes
+    length = _Varints(1 + time_n + offset.sizes + key.sizes + np.maximum(key_lengths, 0) + value.sizes
+                      + np.maximum(value_lengths, 0) + 1)
+    # a record's head: length, attributes (0), timestamp delta (0 when none is given), offset delta, key length
+    heads = _varint_column([(length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)], header, kind)
+    middles = _varint_column([(value, 0)], 0, kind)
     empty = pa.scalar(b"", kind)
     parts = [heads, empty if keys is None else _as(keys, kind), middles, _as(values, kind), pa.scalar(b"\x00", kind),
              empty]
@@ -125,7 +120,7 @@ class _Varints:
 
 
 def _varint_column(fields: list[tuple[_Varints | None, Any]], lead: int, kind: pa.DataType) -> pa.Array:
-    """A large_binary column whose item i is each field's varint i followed by `gap` zero bytes (a field of None
+    """A column of `kind` whose item i is each field's varint i followed by `gap` zero bytes (a field of None
     is `gap` zero bytes alone), with `lead` zero bytes before the first item."""
     widths = sum((gap if f is None else f.sizes + gap) for f, gap in fields)
     count = len(widths)
@@ -148,50 +143,3 @@ def _column(kind: pa.DataType, offsets: np.ndarray, data: np.ndarray) -> pa.Arra
     width = np.int64 if kind == pa.large_binary() else np.int32
     return pa.Array.from_buffers(kind, len(offsets) - 1, [None, pa.py_buffer(offsets.astype(width, copy=False)),
                                                           pa.py_buffer(data)])
-
-
-# The offset deltas' varints for batches of up to _CACHED records (the same for every batch), low and high bytes.
-_CACHED = 1 << 13  # zigzag values below 2**14: two bytes at most
-_OFFSET_SIZES = _SHORT_SIZES[2 * np.arange(_CACHED)]
-_OFFSET_LOW = _LOW[2 * np.arange(_CACHED)]
-_OFFSET_HIGH = _HIGH[2 * np.arange(_CACHED)]
-
-
-def _short_varints(key_lengths: np.ndarray, value_lengths: np.ndarray, lead: int,
-                   kind: pa.DataType) -> tuple[pa.Array, pa.Array] | None:
-    """The heads and value-length columns of a batch whose timestamp deltas are 0 and whose varints all take at
-    most two bytes (None otherwise), laid out as rows of a fixed-width byte matrix and packed with one mask."""
-    count = len(key_lengths)
-    if not count or count > _CACHED:
-        return None
-    key_z = (key_lengths << 1) ^ (key_lengths >> 63)
-    value_z = (value_lengths << 1) ^ (value_lengths >> 63)
-    key_n, value_n, offset_n = _SHORT_SIZES[np.minimum(key_z, _SHORT - 1)], \
-        _SHORT_SIZES[np.minimum(value_z, _SHORT - 1)], _OFFSET_SIZES[:count]
-    length = 3 + offset_n + key_n + np.maximum(key_lengths, 0) + value_n + np.maximum(value_lengths, 0)
-    length_z = length << 1
-    if max(int(key_z.max()), int(value_z.max()), int(length_z.max())) >= _SHORT:
-        return None
-    length_n = _SHORT_SIZES[length_z]
-    # head: length (1-2), attributes 0, timestamp delta 0, offset delta (1-2), key length (1-2)
-    matrix = np.zeros((count, 8), np.uint8)
-    matrix[:, 0], matrix[:, 1] = _LOW[length_z], _HIGH[length_z]
-    matrix[:, 4], matrix[:, 5] = _OFFSET_LOW[:count], _OFFSET_HIGH[:count]
-    matrix[:, 6], matrix[:, 7] = _LOW[key_z], _HIGH[key_z]
-    keep = np.ones((count, 8), bool)
-    keep[:, 1], keep[:, 5], keep[:, 7] = length_n == 2, offset_n == 2, key_n == 2
-    heads = _packed(matrix, keep, 5 + length_n + offset_n + key_n - 3, lead)
-    pair = np.empty((count, 2), np.uint8)
-    pair[:, 0], pair[:, 1] = _LOW[value_z], _HIGH[value_z]
-    middles = _packed(pair, np.stack([np.ones(count, bool), value_n == 2], axis=1), value_n, 0)
-    return _column(kind, *heads), _column(kind, *middles)
-
-
-def _packed(matrix: np.ndarray, keep: np.ndarray, widths: np.ndarray, lead: int) -> tuple[np.ndarray, np.ndarray]:
-    # the kept bytes of each row, in order, after `lead` zero bytes that belong to the first row
-    offsets = np.empty(len(widths) + 1, np.int64)
-    offsets[0] = 0
-    np.cumsum(widths, out=offsets[1:])
-    offsets[1:] += lead
-    body = matrix[keep]
-    return offsets, np.concatenate([np.zeros(lead, np.uint8), body]) if lead else body
