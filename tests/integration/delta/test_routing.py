@@ -50,8 +50,10 @@ def create(bootstrap: str, topics: list[str], partitions: int = 1) -> None:
 
 
 def send(producer, topic: str, values: list[bytes]) -> None:
+    """The values, delivered before it returns (a load started next must see them)."""
     for n, value in enumerate(values):
         producer.send(topic, value, key=str(n).encode())
+    producer.flush()
 
 
 def keys_in(table: Path) -> list[tuple[str, int, int]]:
