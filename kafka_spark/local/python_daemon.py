@@ -7,12 +7,19 @@ Setting TCP_QUICKACK on the worker's socket as each task starts makes the kernel
 Spark's own cure, Unix domain sockets (`spark.python.unix.domain.socket.enabled`), made a cancelled job
 crash a running task of another query in the same session.
 
+The daemon also sets `MIMALLOC_PURGE_DELAY=-1` for the workers it forks (unless it is set): Arrow's
+allocator then keeps the pages a task frees instead of handing them back after 10 ms, and the next batch
+reuses them rather than faulting in fresh zeroed memory (see `kafka_spark.spark.worker_memory`). The workers
+load pyarrow, which reads the variable once, after the fork.
+
 Local sessions name this module in `spark.python.daemon.module`; everything else is PySpark's daemon.
 """
 
 from __future__ import annotations
 
+import os
 import socket
+from collections.abc import MutableMapping
 from typing import Any
 
 import pyspark.daemon as _daemon
@@ -39,7 +46,13 @@ def worker(sock: socket.socket, *args: Any, **kwargs: Any) -> Any:
     return _spark_worker(sock, *args, **kwargs)
 
 
+def keep_arrow_memory(environ: MutableMapping[str, str]) -> None:
+    """Arrow's mimalloc in the forked workers never purges freed pages; a value already set is kept."""
+    environ.setdefault("MIMALLOC_PURGE_DELAY", "-1")
+
+
 _daemon.worker = worker  # manager() looks the name up when it forks a worker
 
 if __name__ == "__main__":
+    keep_arrow_memory(os.environ)
     _daemon.manager()

@@ -73,3 +73,12 @@ def test_the_daemon_is_used_where_the_interpreter_finds_it(tmp_path: Path) -> No
     lost.chmod(0o755)
     assert worker_daemon(str(lost)) is None
     assert worker_daemon(str(tmp_path / "missing")) is None
+
+
+def test_forked_workers_keep_arrows_freed_pages_unless_told_otherwise() -> None:
+    environ: dict[str, str] = {}
+    python_daemon.keep_arrow_memory(environ)
+    assert environ == {"MIMALLOC_PURGE_DELAY": "-1"}
+    chosen = {"MIMALLOC_PURGE_DELAY": "100"}
+    python_daemon.keep_arrow_memory(chosen)
+    assert chosen == {"MIMALLOC_PURGE_DELAY": "100"}
