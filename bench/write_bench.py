@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -42,6 +43,9 @@ WRITERS = {
     "python sink, no work": ("sink-ceiling", {}),
 }
 PEER = "spark kafka"
+OURS = "pykafka"
+NO_WORK = "python sink, no work"
+CPU_GROUPS = ("broker", "spark jvm", "python workers")
 # Kafka's default segment size: the embedded broker's 1 MiB (a test setting, for segment-file tests) rolls a
 # segment every MiB, which cost the broker ~10 CPU-s per GB written and made both sinks wait on it. A deleted
 # topic's files go after a second rather than Kafka's minute: a run writes a GB every few seconds.
@@ -110,13 +114,33 @@ def markdown(result: dict[str, Any]) -> str:
         for name, times in case["seconds"].items():
             median = statistics.median(times)
             cpu = case.get("cpu_seconds", {}).get(name, {})
-            groups = " / ".join(f"{statistics.median(cpu[g]):.1f}" if cpu.get(g) else "—"
-                                for g in ("broker", "spark jvm", "python workers"))
+            groups = " / ".join(f"{statistics.median(cpu[g]):.1f}" if cpu.get(g) else "—" for g in CPU_GROUPS)
             # Spark's own sink runs no Python: the idle workers' size says nothing of it
-            rss = max(cpu.get("worker peak RSS MB") or [0.0]) if any(cpu.get("python workers") or []) else 0.0
+            worked = statistics.median(cpu.get("python workers") or [0.0]) >= 0.05
+            rss = max(cpu.get("worker peak RSS MB") or [0.0]) if worked else 0.0
             lines.append(f"| {case['size']} B | {name} | {median:.1f} | {case['records'] / median:,.0f} | "
                          f"{peer / median:.2f}× | {groups} | {f'{rss:.0f}' if rss else '—'} |")
+    cores = result["meta"].get("cores")
+    notes = [line for case in result["cases"] for line in [ceiling(case, cores)] if line]
+    if notes:
+        lines += ["", *notes]
     return "\n".join(lines) + "\n"
+
+
+def ceiling(case: dict[str, Any], cores: int | None) -> str | None:
+    """The CPU-bound floor of any Python sink for the case, from the same run: the broker's CPU to store the
+    records (median over the `pykafka` writes) plus what Spark's JVM and the Python workers spend handing the rows
+    to a sink that does nothing with them, over the machine's cores; and `pykafka`'s own floor (its CPU / cores)."""
+    cpu = case.get("cpu_seconds", {})
+    ours, bare = cpu.get(OURS, {}), cpu.get(NO_WORK, {})
+    if not cores or not all(ours.get(g) for g in CPU_GROUPS) or not all(bare.get(g) for g in CPU_GROUPS[1:]):
+        return None
+    peer = statistics.median(case["seconds"][PEER])
+    floor = (statistics.median(ours["broker"]) + sum(statistics.median(bare[g]) for g in CPU_GROUPS[1:])) / cores
+    own = statistics.median(sum(v) for v in zip(*(ours[g] for g in CPU_GROUPS), strict=True)) / cores
+    return (f"- {case['size']} B: any Python sink needs ≥ {floor:.1f} s here (at most {peer / floor:.1f}× Spark's "
+            f"sink): the broker's CPU for the records plus the no-work sink's, over {cores} cores; `pykafka`'s own "
+            f"CPU (all three groups) puts its floor at {own:.1f} s ({peer / own:.2f}×).")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     runs = args.runs or (1 if args.quick else 3)
     command = " ".join([".venv/bin/python bench/write_bench.py", *(sys.argv[1:] if argv is None else argv)])
     result: dict[str, Any] = {"meta": {"command": command, "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs,
-                                       "records": records}, "cases": []}
+                                       "records": records, "cores": os.cpu_count()}, "cases": []}
 
     from kafka_spark.local import start_kafka
     from kafka_spark.local.spark import local_spark
