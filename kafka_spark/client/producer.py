@@ -54,6 +54,9 @@ from kafka_spark.client.transactions import (
 from kafka_spark.errors import ConfigError, KafkaSparkError
 
 log = logging.getLogger(__name__)
+# Like the Java producer, sending to a missing topic asks the broker to create it (where the broker allows it),
+# unless this property says otherwise.
+_AUTO_CREATE = "allow.auto.create.topics"
 
 
 class Producer(BatchSender):
@@ -64,12 +67,10 @@ class Producer(BatchSender):
             _check_in_flight(config.config)
             self.cluster, self._owns_cluster = config, False
         else:
-            # Like the Java producer, sending to a missing topic asks the broker to create it
-            # (where the broker allows it), unless the property says otherwise.
             config = config if isinstance(config, ClientConfig) else ClientConfig(config)
             _check_in_flight(config)
-            if "allow.auto.create.topics" not in config.properties():
-                config = config.with_overrides({"allow.auto.create.topics": True})
+            if _AUTO_CREATE not in config.properties():
+                config = config.with_overrides({_AUTO_CREATE: True})
             self.cluster, self._owns_cluster = Cluster(config), True
         self.config = self.cluster.config
         self._partitioner = StickyPartitioner()
@@ -399,6 +400,11 @@ class Producer(BatchSender):
             # A batch that failed may still have been appended, leaving the broker's sequence ahead of ours: a new
             # epoch starts every partition at 0 (the Java producer bumps the epoch after such an abort).
             self.init_transactions()
+
+
+def producer_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The client properties a `Producer` given `properties` runs with, for a cluster made outside it."""
+    return dict(properties) if _AUTO_CREATE in properties else {**properties, _AUTO_CREATE: True}
 
 
 def _check_in_flight(config: ClientConfig) -> None:
