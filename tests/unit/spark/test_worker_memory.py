@@ -35,10 +35,12 @@ def faults(mode: str) -> int:
 
 @glibc_only
 def test_freed_buffers_are_reused_instead_of_faulted_in_again() -> None:
-    # glibc by default trims its heap once the freed top passes twice the largest block: every round faults
-    assert faults("plain") > 10 * PAGES_OF_ONE_ROUND
+    plain, kept = faults("plain"), faults("retain")
     # kept: the first round's pages serve all the others
-    assert faults("retain") < 1.5 * PAGES_OF_ONE_ROUND
+    assert kept < 1.5 * PAGES_OF_ONE_ROUND
+    # glibc by default trims its heap once the freed top passes twice the largest block: every round faults
+    # (counted in pages; fewer, larger faults where huge pages are always on, but as many rounds of them)
+    assert plain > 8 * kept, (plain, kept)
 
 
 def test_a_process_outside_a_spark_task_is_left_alone() -> None:
