@@ -31,6 +31,17 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 os.environ.setdefault("KAFKA_SPARK_JVM_QUICK_START", "1")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def spark_scratch_in_the_run(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Spark's scratch directories (a session's copies of its jars, 36 MB, block manager files) under this run's
+    temporary directory, for every JVM the tests start: one that a test SIGKILLs cannot delete its own, and pytest
+    removes old runs' directories where /tmp would keep them for good."""
+    if "SPARK_LOCAL_DIRS" not in os.environ:
+        scratch = tmp_path_factory.getbasetemp() / "spark-local"
+        scratch.mkdir(exist_ok=True)
+        os.environ["SPARK_LOCAL_DIRS"] = str(scratch)
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook turns the groups into node ids
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # The tier follows the folder, so a test cannot forget its marker.
