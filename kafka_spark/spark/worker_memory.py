@@ -13,7 +13,7 @@ its peak instead.
 from __future__ import annotations
 
 import ctypes
-import threading
+import functools
 
 # mallopt(3) parameters, from glibc's malloc.h
 _M_TRIM_THRESHOLD = -1
@@ -24,8 +24,6 @@ MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 1 << 30
 TOP_PAD = 16 << 20
 
-_lock = threading.Lock()
-_kept: bool | None = None
 
 
 def keep_freed_memory() -> bool:
@@ -35,17 +33,10 @@ def keep_freed_memory() -> bool:
     return TaskContext.get() is not None and retain_freed_memory()
 
 
+@functools.cache
 def retain_freed_memory() -> bool:
     """Make glibc's malloc in this process keep freed memory for reuse (once; later calls return the first
     answer). False where the C library is not glibc, which is then left as it is."""
-    global _kept
-    with _lock:
-        if _kept is None:
-            _kept = _tune_glibc()
-        return _kept
-
-
-def _tune_glibc() -> bool:
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # not glibc (musl, macOS)
