@@ -25,7 +25,6 @@ TRIM_THRESHOLD = 1 << 30
 TOP_PAD = 16 << 20
 
 
-
 def keep_freed_memory() -> bool:
     """In a Spark task's Python worker, `retain_freed_memory()`; False elsewhere (a driver, a test process)."""
     from pyspark import TaskContext
