@@ -74,10 +74,10 @@ class ColumnRows:
         return (record(row) for row in (self.rows if isinstance(self.rows, range) else self.rows.tolist()))
 
     def take(self, order: np.ndarray) -> ColumnRows:
-        """The rows at positions `order`, in that order: a source of their own, so that runs of them are runs."""
+        """The rows at positions `order`, in that order: row numbers only, the columns are gathered when a batch
+        is encoded (one gather a batch, whose output the encoder then reads while it is still in cache)."""
         rows = self.rows
-        keys, values = self.source.rows((np.arange(rows.start, rows.stop) if isinstance(rows, range) else rows)[order])
-        return ColumnRows(ColumnSource(keys, values, self.source.timestamp), range(len(order)))
+        return ColumnRows(self.source, (np.arange(rows.start, rows.stop) if isinstance(rows, range) else rows)[order])
 
 
 Records = Sequence[OutgoingRecord] | ColumnRows

@@ -98,6 +98,7 @@ class BatchSender:
     _closed: bool
     _unsent: int
     _buffered: int
+    _room_waiters: int
     _max_age: float
     _backoff: Backoff
     _seq: Sequences | None
@@ -155,16 +156,17 @@ class BatchSender:
     def _wait_time(self) -> float:
         now = time.monotonic()
         linger = self.config.linger_ms / 1000
-        times = [b.created + linger - now for b in self._batches.values()]
+        times = [] if self._room_waiters else [b.created + linger - now for b in self._batches.values()]
         times += [q[0].retry_at - now for q in self._ready.values()]
         return max(min(times, default=0.5), 0.001)
 
     def _look(self, now: float) -> _Pass:
         """Under the lock: seal lingered batches and find the partitions whose first waiting batch may go."""
         linger = self.config.linger_ms / 1000
-        for batch in list(self._batches.values()):
-            if now - batch.created >= linger:
-                self._seal(batch, batch.tp.topic)
+        if not self._room_waiters:  # a caller waiting for room has records for them (Producer._wait_for_room)
+            for batch in list(self._batches.values()):
+                if now - batch.created >= linger:
+                    self._seal(batch, batch.tp.topic)
         if not self._ready:
             return _Pass(now)
         found = _Pass(min(q[0].created for q in self._ready.values()))

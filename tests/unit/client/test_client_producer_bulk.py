@@ -202,6 +202,36 @@ def test_a_full_buffer_holds_send_many_and_send_until_deliveries_free_it() -> No
         assert producer._buffered == 0
 
 
+def test_a_call_waiting_for_room_tops_up_the_open_batch_rather_than_sealing_it_partial() -> None:
+    # 121 bytes a record, five to a batch: the first call leaves a full batch (held by the broker) and an open
+    # one of two records; the second waits for room far past linger.ms, then completes the open batch.
+    done: list[Any] = []
+    with RecordingBroker() as broker, _producer(broker, **{"batch.size": EXACT, "linger.ms": 20,
+                                                           "buffer.memory": 8 * 121}) as producer:
+        broker.gate.clear()
+        first = producer.send_many("t", [b"x" * 100] * 7, partitions=[3] * 7)
+        waiter = threading.Thread(target=lambda: done.append(
+            producer.send_many("t", [b"y" * 100] * 4, partitions=[3] * 4)))
+        waiter.start()
+        time.sleep(0.3)
+        assert waiter.is_alive() and not done
+        broker.gate.set()
+        waiter.join(10)
+        producer.flush()
+        assert first.get(5) == 7 and done[0].get(5) == 4
+        assert [len(b) for b in broker.batches[("t", 3)]] == [5, 5, 1]
+
+
+def test_a_call_waiting_on_open_batches_alone_seals_them() -> None:
+    # Nothing sealed can free room (linger.ms never ends, the batch is far from full): the wait sends them.
+    with RecordingBroker() as broker, _producer(broker, **{"batch.size": 100_000, "buffer.memory": 1000}) as producer:
+        first = producer.send_many("t", [b"x" * 100] * 9, partitions=[3] * 9)
+        second = producer.send_many("t", [b"y" * 100] * 2, partitions=[3] * 2)
+        producer.flush()
+        assert first.get(5) == 9 and second.get(5) == 2
+        assert [len(b) for b in broker.batches[("t", 3)]] == [9, 2]
+
+
 def test_a_full_buffer_fails_the_send_after_max_block_ms() -> None:
     with RecordingBroker() as broker, _producer(broker, **{"batch.size": 1000, "linger.ms": 0, "buffer.memory": 5000,
                                                            "max.block.ms": 300}) as producer:
