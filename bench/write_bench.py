@@ -5,7 +5,8 @@ format("kafka") sink, the same DataFrame into fresh topics of one local broker.
     .venv/bin/python bench/write_bench.py --quick       # 100,000 records, 1 run
 
 The DataFrame (a string key, a value of the case's size, 4 Spark partitions) is cached and counted before any
-timing; each write goes to a new 8-partition topic, timed from save() to its return, writers alternating, with the
+timing; each write goes to a new 8-partition topic (deleted, and its files gone, before the next write), timed from
+save() to its return, writers alternating after one untimed write each at the case's size, with the
 CPU seconds the broker, Spark's JVM and the Python workers spent meanwhile and the Python workers' peak RSS (the
 largest of the runs). The broker keeps Kafka's default
 segment size (1 GiB). Every writer runs at its defaults (`pykafka`: batch.size 1000000; Spark's sink: the Java
@@ -48,8 +49,11 @@ NO_WORK = "python sink, no work"
 CPU_GROUPS = ("broker", "spark jvm", "python workers")
 # Kafka's default segment size: the embedded broker's 1 MiB (a test setting, for segment-file tests) rolls a
 # segment every MiB, which cost the broker ~10 CPU-s per GB written and made both sinks wait on it. A deleted
-# topic's files go after a second rather than Kafka's minute: a run writes a GB every few seconds.
-BROKER = {"log.segment.bytes": 1073741824, "file.delete.delay.ms": 1000}
+# topic's files go after a second rather than Kafka's minute (the broker's name for `file.delete.delay.ms`), and
+# each write waits for them: a run writes a GB every few seconds, and a deletion during a write would charge that
+# writer the broker's work of deleting an earlier writer's gigabyte. No topic is
+# created on demand: Spark's cached producer asks for the deleted topics it wrote, which would create them again.
+BROKER = {"log.segment.bytes": 1073741824, "log.segment.delete.delay.ms": 1000, "auto.create.topics.enable": "false"}
 
 
 def log(msg: str) -> None:
@@ -89,7 +93,14 @@ def write_once(df, node, fmt: str, options: dict[str, str], cpu: dict[str, list[
             cpu.setdefault(group, []).append(spent)
         cpu.setdefault("worker peak RSS MB", []).append(round(memory.peak_worker_mb or 0.0, 1))
     node.tools.run("topics", "--delete", "--topic", topic)
+    _wait_for_files_gone(node.log_dir, topic)
     return seconds
+
+
+def _wait_for_files_gone(log_dir: Path, topic: str) -> None:
+    deadline = time.monotonic() + 60
+    while any(log_dir.glob(f"{topic}-*")) and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def _wait_for_leaders(bootstrap: str, topic: str) -> None:
@@ -178,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
             df = frame(spark, records, size)
             seconds: dict[str, list[float]] = {name: [] for name in WRITERS}
             cpu: dict[str, dict[str, list[float]]] = {name: {} for name in WRITERS}
+            # The broker's JIT needs gigabytes at a size before its CPU a write settles (measured: 3.8, 2.7, 3.3,
+            # 1.8, 1.3 CPU-s for five 1 KB gigabytes in a row): one untimed write of each writer first.
+            for fmt, options in WRITERS.values():
+                write_once(df, node, fmt, options)
             for run in range(runs):
                 for name, (fmt, options) in WRITERS.items():
                     seconds[name].append(write_once(df, node, fmt, options, cpu[name]))

@@ -36,6 +36,11 @@ EXACTLY_ONCE_TIMEOUT_MS = "900000"
 # max.request.size (1048576). The producer splits a batch a topic with a lower limit refuses, as Java's does
 # (client/batch_split.py).
 SINK_BATCH_SIZE = "1000000"
+# And they wait for records up to 100 ms rather than Java's 5: a task's records reach the table when it ends (its
+# flush sends what is left), so lingering costs a sink no latency, while at 5 ms the batches of a small-record
+# write go out an eighth full, each encoded by the sender's thread away from the records' cache (measured at 100 B:
+# a third more batches and a fifth more worker CPU).
+SINK_LINGER_MS = "100"
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
             and _int_property(kafka, "retries", 1) != 0:
         kafka["enable.idempotence"] = "true"
     kafka.setdefault("batch.size", SINK_BATCH_SIZE)
+    kafka.setdefault("linger.ms", SINK_LINGER_MS)
     topic = _option(options, "topic")
     exactly_once, prefix = _exactly_once(options, kafka)
     sink = SinkOptions(kafka, topic.strip() if topic is not None else None, exactly_once, prefix,

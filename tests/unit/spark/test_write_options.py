@@ -27,6 +27,13 @@ def test_the_sink_builds_larger_batches_than_the_java_producer_unless_told():
     assert ClientConfig({"bootstrap.servers": "127.0.0.1:9092"}).batch_size == 16384
 
 
+def test_the_sink_lingers_longer_than_the_java_producer_unless_told():
+    assert parse_sink_options(BASE).client_config().linger_ms == 100
+    assert parse_sink_options({**BASE, "kafka.linger.ms": "5"}).client_config().linger_ms == 5
+    assert parse_sink_options({**BASE, "exactlyOnce": "true"}).client_config().linger_ms == 100
+    assert ClientConfig({"bootstrap.servers": "127.0.0.1:9092"}).linger_ms == 5
+
+
 def test_topic_option_and_producer_properties():
     sink = parse_sink_options({**BASE, "TOPIC": " out ", "kafka.compression.type": "zstd", "kafka.linger.ms": "20"})
     assert sink.topic == "out"
