@@ -284,7 +284,7 @@ class Producer(BatchSender):
         finally:
             self._room_waiters -= 1
 
-    def _append(self, tp: TopicPartition, records: send_plan.Records, sums: list[int], start: int, stop: int,
+    def _append(self, tp: TopicPartition, records: send_plan.Records, sums: send_plan.Sums, start: int, stop: int,
                 positions: range | np.ndarray, spans: list[Span], sticky: bool = False) -> int:
         """Under the lock: put ``records[start:stop]`` into `tp`'s batches exactly as one send() each would;
         ``sums[i]`` is the size of ``records[:i]``. With `sticky` (null keys), stop after the record whose append
@@ -295,7 +295,7 @@ class Producer(BatchSender):
         while i < stop:
             batch = self._batches.get(tp)
             sealed = False
-            if batch is not None and batch.records and batch.size + sums[i + 1] - sums[i] > limit:
+            if batch is not None and batch.records and batch.size + int(sums[i + 1] - sums[i]) > limit:
                 self._seal(batch, tp.topic)  # record i does not fit: it opens the next batch
                 batch, sealed = None, True
             if batch is None:
@@ -304,10 +304,10 @@ class Producer(BatchSender):
             # Record i goes in, then the ones after it that still fit: one send() each would fill the batch alike.
             end = i + 1
             if not (sticky and sealed):
-                end = max(end, bisect_right(sums, sums[i] + limit - batch.size, i + 1, stop + 1) - 1)
+                end = max(end, bisect_right(sums, int(sums[i]) + limit - batch.size, i + 1, stop + 1) - 1)
             spans.append((batch, len(batch.records), positions[i:end]))
             batch.records.extend(records[i:end])
-            added = sums[end] - sums[i]
+            added = int(sums[end] - sums[i])
             batch.size += added
             self._buffered += added
             self._unsent += end - i

