@@ -265,18 +265,22 @@ class Producer(BatchSender):
         # waiting here then top them up, as the Java producer's do (its open batches hold their memory already),
         # rather than every wait sealing a partial batch per partition (measured: a third more batches, each
         # costing us and the broker).
-        deadline = None
+        # After _HOLD_OPEN seconds without room, the sealed batches are not coming back soon (a partition without
+        # a leader, say): the open ones go too, as they would at linger.ms, and their room with them.
+        began = None
         self._room_waiters += 1
         try:
             while self._buffered and self._buffered + size > self.buffer_memory:
                 self._check_running()
-                deadline = deadline or time.monotonic() + self._max_block
-                if time.monotonic() >= deadline:
+                now = time.monotonic()
+                began = began or now
+                if now >= began + self._max_block:
                     raise ProducerError(f"no room for {size} bytes of records within max.block.ms="
                                         f"{self.config.max_block_ms}: {self._buffered} of buffer.memory="
                                         f"{self.buffer_memory} bytes are queued and undelivered")
                 unsealed = sum(b.size for b in self._batches.values())
-                if unsealed == self._buffered or unsealed + size > self.buffer_memory:
+                if unsealed == self._buffered or unsealed + size > self.buffer_memory \
+                        or now > began + _HOLD_OPEN:
                     for batch in list(self._batches.values()):
                         self._seal(batch, batch.tp.topic)
                 self._cond.notify_all()
@@ -411,6 +415,9 @@ class Producer(BatchSender):
             # A batch that failed may still have been appended, leaving the broker's sequence ahead of ours: a new
             # epoch starts every partition at 0 (the Java producer bumps the epoch after such an abort).
             self.init_transactions()
+
+
+_HOLD_OPEN = 0.5
 
 
 def producer_properties(properties: Mapping[str, Any]) -> dict[str, Any]:

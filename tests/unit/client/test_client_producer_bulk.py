@@ -202,9 +202,12 @@ def test_a_full_buffer_holds_send_many_and_send_until_deliveries_free_it() -> No
         assert producer._buffered == 0
 
 
-def test_a_call_waiting_for_room_tops_up_the_open_batch_rather_than_sealing_it_partial() -> None:
+@pytest.mark.parametrize(("held", "batches"), [(0.15, [5, 5, 1]), (1.0, [5, 2, 4])])
+def test_a_call_waiting_for_room_tops_up_the_open_batch_unless_room_is_long_in_coming(
+        held: float, batches: list[int]) -> None:
     # 121 bytes a record, five to a batch: the first call leaves a full batch (held by the broker) and an open
-    # one of two records; the second waits for room far past linger.ms, then completes the open batch.
+    # one of two records; the second waits for room past linger.ms, then completes the open batch. Held past
+    # half a second, the open batch goes on its own, as the sealed ones are not coming back soon.
     done: list[Any] = []
     with RecordingBroker() as broker, _producer(broker, **{"batch.size": EXACT, "linger.ms": 20,
                                                            "buffer.memory": 8 * 121}) as producer:
@@ -213,13 +216,13 @@ def test_a_call_waiting_for_room_tops_up_the_open_batch_rather_than_sealing_it_p
         waiter = threading.Thread(target=lambda: done.append(
             producer.send_many("t", [b"y" * 100] * 4, partitions=[3] * 4)))
         waiter.start()
-        time.sleep(0.3)
+        time.sleep(held)
         assert waiter.is_alive() and not done
         broker.gate.set()
         waiter.join(10)
         producer.flush()
         assert first.get(5) == 7 and done[0].get(5) == 4
-        assert [len(b) for b in broker.batches[("t", 3)]] == [5, 5, 1]
+        assert [len(b) for b in broker.batches[("t", 3)]] == batches
 
 
 def test_a_call_waiting_on_open_batches_alone_seals_them() -> None:
