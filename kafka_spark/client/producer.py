@@ -62,17 +62,22 @@ _AUTO_CREATE = "allow.auto.create.topics"
 class Producer(BatchSender):
     """A thread-safe producer with the Java producer's settings (``acks``, ``linger.ms``, ``batch.size``, ...)."""
 
-    def __init__(self, config: ClientConfig | Mapping[str, Any] | Cluster) -> None:
+    def __init__(self, config: ClientConfig | Mapping[str, Any] | Cluster, transactional_id: str | None = None) -> None:
+        """`config`: the producer's properties, or a cluster whose connections and metadata it uses (and leaves
+        open); `transactional_id` overrides the one the properties give (a cluster's connections serve any)."""
         if isinstance(config, Cluster):
-            _check_in_flight(config.config)
             self.cluster, self._owns_cluster = config, False
+            own = config.config
         else:
-            config = config if isinstance(config, ClientConfig) else ClientConfig(config)
-            _check_in_flight(config)
-            if _AUTO_CREATE not in config.properties():
-                config = config.with_overrides({_AUTO_CREATE: True})
-            self.cluster, self._owns_cluster = Cluster(config), True
-        self.config = self.cluster.config
+            own = config if isinstance(config, ClientConfig) else ClientConfig(config)
+            if _AUTO_CREATE not in own.properties():
+                own = own.with_overrides({_AUTO_CREATE: True})
+        if transactional_id is not None:
+            own = own.with_overrides({"transactional.id": transactional_id})
+        _check_in_flight(own)
+        if not isinstance(config, Cluster):
+            self.cluster, self._owns_cluster = Cluster(own), True
+        self.config = own
         self._partitioner = StickyPartitioner()
         self._batches: dict[TopicPartition, QueuedBatch] = {}
         self._ready: dict[TopicPartition, deque[QueuedBatch]] = {}

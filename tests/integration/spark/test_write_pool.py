@@ -12,6 +12,7 @@ from kafka_spark.client import KafkaClient, pool
 from kafka_spark.errors.codes import MessageTooLargeError
 from kafka_spark.spark.write import write_at_least_once
 from kafka_spark.spark.write_options import parse_sink_options
+from kafka_spark.spark.write_transactions import end_transactions, write_in_transaction
 
 
 def rows(prefix: str, count: int) -> pa.RecordBatch:
@@ -19,8 +20,8 @@ def rows(prefix: str, count: int) -> pa.RecordBatch:
                                        "value": [f"{prefix}-{i}".encode() for i in range(count)]})
 
 
-def values(bootstrap: str, topic: str) -> list[str]:
-    with KafkaClient({"bootstrap.servers": bootstrap}) as client:
+def values(bootstrap: str, topic: str, isolation: str = "read_uncommitted") -> list[str]:
+    with KafkaClient({"bootstrap.servers": bootstrap, "isolation.level": isolation}) as client:
         tps = client.partitions(topic)
         ends = client.latest_offsets(tps)
         return sorted(v.decode() for tp in tps for b in client.fetch(topic, tp.partition, 0, ends[tp])
@@ -66,3 +67,19 @@ def test_clean_tasks_share_a_cluster_and_a_failed_one_gives_its_own_up(kafka, to
     assert values(kafka.bootstrap, topic_name) == sorted(
         [f"t{t}-{i}" for t in range(3) for i in range(50)] + [f"after-{i}" for i in range(10)])
     assert values(kafka.bootstrap, created) == sorted(f"new-{i}" for i in range(5))
+
+
+def test_exactly_once_tasks_share_a_cluster_each_with_its_own_transaction(kafka, topic_name, clusters_made) -> None:
+    kafka.create_topic(topic_name, partitions=3)
+    options = parse_sink_options({"kafka.bootstrap.servers": kafka.bootstrap, "topic": topic_name,
+                                  "exactlyOnce": "true", "transactionalIdPrefix": f"{topic_name}-txn"})
+    outcomes = [write_in_transaction(options, f"{topic_name}-txn-{task}", iter([rows(f"t{task}", 20)]))
+                for task in range(3)]
+    assert [o.records for o in outcomes] == [20, 20, 20]
+    assert len(clusters_made) == 1 and pool.process_pool().idle() == 1
+    handles = [o.transaction for o in outcomes if o.transaction is not None]
+    assert len({(h.transactional_id, h.producer_id) for h in handles}) == 3
+    assert values(kafka.bootstrap, topic_name, "read_committed") == []  # open until the driver ends them
+    end_transactions(options, handles, commit=True)
+    assert values(kafka.bootstrap, topic_name, "read_committed") == sorted(
+        f"t{t}-{i}" for t in range(3) for i in range(20))
