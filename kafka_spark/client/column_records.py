@@ -2,9 +2,9 @@
 
 `send_many` given Arrow columns keeps no Python object per record: its records are a `ColumnRows` (rows of a
 `ColumnSource`, the call's key and value columns with their timestamp), which slices and reorders like a list of
-records (reordering copies the columns, so that each batch's rows are then a run), and a batch's `BatchRecords`
-holds such rows (or records of `send()`) until it is encoded: by numpy and Arrow kernels when every record came
-from columns, the keys and values copied once, into the batch."""
+records (reordering keeps row numbers; the rows are gathered when their batch is encoded), and a batch's
+`BatchRecords` holds such rows (or records of `send()`) until it is encoded: by numpy and Arrow kernels when every
+record came from columns, the keys and values gathered once per source and laid into the batch."""
 
 from __future__ import annotations
 

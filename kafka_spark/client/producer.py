@@ -57,6 +57,8 @@ log = logging.getLogger(__name__)
 # Like the Java producer, sending to a missing topic asks the broker to create it (where the broker allows it),
 # unless this property says otherwise.
 _AUTO_CREATE = "allow.auto.create.topics"
+# Seconds a call waiting for buffer room keeps the open batches open for its records (Producer._wait_for_room).
+_HOLD_OPEN = 0.5
 
 
 class Producer(BatchSender):
@@ -420,9 +422,6 @@ class Producer(BatchSender):
             # A batch that failed may still have been appended, leaving the broker's sequence ahead of ours: a new
             # epoch starts every partition at 0 (the Java producer bumps the epoch after such an abort).
             self.init_transactions()
-
-
-_HOLD_OPEN = 0.5
 
 
 def producer_properties(properties: Mapping[str, Any]) -> dict[str, Any]:
