@@ -67,9 +67,9 @@ class Producer(BatchSender):
     def __init__(self, config: ClientConfig | Mapping[str, Any] | Cluster, transactional_id: str | None = None) -> None:
         """`config`: the producer's properties, or a cluster whose connections and metadata it uses (and leaves
         open); `transactional_id` overrides the one the properties give (a cluster's connections serve any)."""
+        shared: Cluster | None = None
         if isinstance(config, Cluster):
-            self.cluster, self._owns_cluster = config, False
-            own = config.config
+            shared, own = config, config.config
         else:
             own = config if isinstance(config, ClientConfig) else ClientConfig(config)
             if _AUTO_CREATE not in own.properties():
@@ -77,8 +77,7 @@ class Producer(BatchSender):
         if transactional_id is not None:
             own = own.with_overrides({"transactional.id": transactional_id})
         _check_in_flight(own)
-        if not isinstance(config, Cluster):
-            self.cluster, self._owns_cluster = Cluster(own), True
+        self.cluster, self._owns_cluster = (shared, False) if shared is not None else (Cluster(own), True)
         self.config = own
         self._partitioner = StickyPartitioner()
         self._batches: dict[TopicPartition, QueuedBatch] = {}

@@ -92,11 +92,10 @@ def arrow_type(data_type: DataType) -> pa.DataType:
 def write_at_least_once(options: SinkOptions, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
     """A task's rows through one producer, flushed; a delivery error fails the task. The producer's connections
     and metadata come from the worker's pool: the worker's next task does not connect again."""
-    from kafka_spark.client.pool import pooled_cluster
-    from kafka_spark.client.producer import Producer, producer_properties
+    from kafka_spark.client.producer import Producer
     from kafka_spark.spark.write_rows import produce_rows, serialised
 
-    with pooled_cluster(producer_properties(options.kafka)) as cluster, Producer(cluster) as producer:
+    with options.pooled_cluster() as cluster, Producer(cluster) as producer:
         rows = serialised(iterator, options.payloads, options.topic)
         return KafkaCommitMessage(produce_rows(producer, rows, options.topic))
 

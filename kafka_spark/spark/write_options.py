@@ -4,13 +4,18 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.errors import ConfigError
 from kafka_spark.formats.encoding import WritePayloads, writer_choice
 from kafka_spark.formats.options import OPTION_NAMES as PAYLOAD_OPTIONS
 from kafka_spark.formats.options import REGISTRY_PREFIX, payload_options
+
+if TYPE_CHECKING:
+    from kafka_spark.client.cluster import Cluster
 
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 
@@ -58,6 +63,14 @@ class SinkOptions:
     def client_config(self) -> ClientConfig:
         """The producer's configuration."""
         return ClientConfig(self.kafka)
+
+    def pooled_cluster(self) -> AbstractContextManager[Cluster]:
+        """The worker's pooled connections and metadata for these producer properties (a task's producer runs on
+        them; the next task with the same properties takes them over)."""
+        from kafka_spark.client.pool import pooled_cluster
+        from kafka_spark.client.producer import producer_properties
+
+        return pooled_cluster(producer_properties(self.kafka))
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:

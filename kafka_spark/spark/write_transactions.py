@@ -56,11 +56,9 @@ def write_in_transaction(sink: SinkOptions, txn_id: str, batches: Iterator[pa.Re
                          mark: BatchMark | None = None) -> TaskOutcome:
     """Write the rows in one transaction and leave it open for the driver; abort it if anything fails. The
     producer's connections and metadata come from the worker's pool, as at-least-once tasks' do."""
-    from kafka_spark.client.pool import pooled_cluster
-    from kafka_spark.client.producer import Producer, producer_properties
+    from kafka_spark.client.producer import Producer
 
-    with pooled_cluster(producer_properties(sink.kafka)) as cluster, \
-            Producer(cluster, transactional_id=txn_id) as producer:
+    with sink.pooled_cluster() as cluster, Producer(cluster, transactional_id=txn_id) as producer:
         producer.init_transactions()  # fences older attempts of this task, aborting what they left open
         rows, marker_topic = _peek_topic(batches, sink.topic)
         if mark is not None and _already_committed(producer, txn_id, mark):
