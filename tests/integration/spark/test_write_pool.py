@@ -3,6 +3,7 @@ producer: a task that ends cleanly hands the cluster to the next, one that fails
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -81,5 +82,9 @@ def test_exactly_once_tasks_share_a_cluster_each_with_its_own_transaction(kafka,
     assert len({(h.transactional_id, h.producer_id) for h in handles}) == 3
     assert values(kafka.bootstrap, topic_name, "read_committed") == []  # open until the driver ends them
     end_transactions(options, handles, commit=True)
-    assert values(kafka.bootstrap, topic_name, "read_committed") == sorted(
-        f"t{t}-{i}" for t in range(3) for i in range(20))
+    # EndTxn returns once the commit is logged; the partitions' markers (and so read_committed) follow shortly
+    expected = sorted(f"t{t}-{i}" for t in range(3) for i in range(20))
+    deadline = time.monotonic() + 30
+    while (seen := values(kafka.bootstrap, topic_name, "read_committed")) != expected and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert seen == expected
