@@ -17,7 +17,7 @@ from kafka_spark.segments import PartitionLog, ScanStats
 from kafka_spark.spark.log_options import LogOptions
 from kafka_spark.spark.log_planner import LogRange
 from kafka_spark.spark.log_store import locate
-from kafka_spark.spark.worker_memory import keep_freed_memory
+from kafka_spark.spark.worker_setup import prepare_worker
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -30,7 +30,7 @@ _REOPENS = 3
 
 def read_log_range(options: LogOptions, r: LogRange, stats: ScanStats | None = None) -> Iterator[pa.RecordBatch]:
     """Arrow batches (Spark's Kafka schema) of [r.start, r.end); `stats` receives what was read and skipped."""
-    keep_freed_memory()
+    prepare_worker()
     stats = stats if stats is not None else ScanStats()
     position = r.start  # the next offset this task owes
     for _ in range(_REOPENS):

@@ -9,7 +9,7 @@ from kafka_spark.client.fetcher import fetch_range
 from kafka_spark.client.pool import pooled_cluster
 from kafka_spark.offsets.ranges import OffsetRange
 from kafka_spark.spark.options import SourceOptions
-from kafka_spark.spark.worker_memory import keep_freed_memory
+from kafka_spark.spark.worker_setup import prepare_worker
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def read_range(options: SourceOptions, r: OffsetRange) -> Iterator[pa.RecordBatch]:
     """Fetch [r.start, r.end) of one partition, on a cluster the worker's next task can reuse."""
-    keep_freed_memory()
+    prepare_worker()
     with pooled_cluster(options.kafka) as cluster:
         batches = fetch_range(cluster, r.topic, r.partition, r.start, r.end, include_headers=options.include_headers,
                               fail_on_data_loss=options.fail_on_data_loss)

@@ -5,9 +5,9 @@ frames). By default glibc hands large freed blocks back to the kernel (its heap 
 block freed, blocks over its adaptive mmap threshold at once), so the next buffer is fresh memory whose first
 touch faults and is zeroed: in the `pykafka` sink at 1 KB records, half of the 45,000 page faults a gigabyte
 (the other half is Arrow's mimalloc, which local sessions' worker daemon configures: `python_daemon`). Both
-together cost 0.3 CPU-seconds a gigabyte, a sixth of the worker's time. After `keep_freed_memory()` glibc keeps
-up to 1 GiB of freed memory and serves blocks under 32 MiB from its heaps: the worker's resident size stays at
-its peak instead.
+together cost 0.3 CPU-seconds a gigabyte, a sixth of the worker's time. After `retain_freed_memory()` (called
+by `worker_setup.prepare_worker` in a Spark task) glibc keeps up to 1 GiB of freed memory and serves blocks under
+32 MiB from its heaps: the worker's resident size stays at its peak instead.
 """
 
 from __future__ import annotations
@@ -23,13 +23,6 @@ _M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 1 << 30
 TOP_PAD = 16 << 20
-
-
-def keep_freed_memory() -> bool:
-    """In a Spark task's Python worker, `retain_freed_memory()`; False elsewhere (a driver, a test process)."""
-    from pyspark import TaskContext
-
-    return TaskContext.get() is not None and retain_freed_memory()
 
 
 @functools.cache

@@ -14,7 +14,7 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import DataType, StructType
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark.worker_memory import keep_freed_memory
+from kafka_spark.spark.worker_setup import prepare_worker
 from kafka_spark.spark.write_options import SinkOptions, check_columns, parse_sink_options
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ class KafkaArrowWriter(DataSourceArrowWriter):
         self.prefix = prefix
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
-        keep_freed_memory()
+        prepare_worker()
         if self.options.exactly_once:
             from kafka_spark.spark.write_rows import serialised
             from kafka_spark.spark.write_transactions import transactional_id, write_in_transaction

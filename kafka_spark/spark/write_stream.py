@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
-from kafka_spark.spark.worker_memory import keep_freed_memory
+from kafka_spark.spark.worker_setup import prepare_worker
 from kafka_spark.spark.write import KafkaCommitMessage, end_task_transactions, partition_id, write_at_least_once
 from kafka_spark.spark.write_options import SinkOptions
 from kafka_spark.spark.write_rows import serialised
@@ -29,7 +29,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         self.options = options
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
-        keep_freed_memory()
+        prepare_worker()
         if not self.options.exactly_once:
             return write_at_least_once(self.options, iterator)
         from pyspark import TaskContext

@@ -8,8 +8,6 @@ import sys
 
 import pytest
 
-from kafka_spark.spark.worker_memory import keep_freed_memory
-
 glibc_only = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
 
 # A task's request frames: four 6 MiB buffers in flight, all freed on delivery, twenty times over.
@@ -42,6 +40,3 @@ def test_freed_buffers_are_reused_instead_of_faulted_in_again() -> None:
     # (counted in pages; fewer, larger faults where huge pages are always on, but as many rounds of them)
     assert plain > 8 * kept, (plain, kept)
 
-
-def test_a_process_outside_a_spark_task_is_left_alone() -> None:
-    assert keep_freed_memory() is False
