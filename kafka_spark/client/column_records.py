@@ -176,22 +176,15 @@ class BatchRecords:
             keys.append(key_column)
             values.append(value_column)
             stamps.append((source.timestamp, len(value_column)))
-        key_column = None if all(k is None for k in keys) else \
-            _concat([pa.nulls(len(v), v.type) if k is None else k for k, v in zip(keys, values, strict=True)])
-        value_column = _concat(values)
+        key_parts = None if all(k is None for k in keys) else \
+            [pa.nulls(len(v), v.type) if k is None else k for k, v in zip(keys, values, strict=True)]
         if self._count < _FEW:
             times = [s for s, n in stamps for _ in range(n)]
-            key_list = [None] * self._count if key_column is None else key_column.to_pylist()
-            return encode_unsealed(list(zip(key_list, value_column.to_pylist(), repeat(()), times)), compression)
+            key_list = [None] * self._count if key_parts is None else [k for c in key_parts for k in c.to_pylist()]
+            value_list = [v for c in values for v in c.to_pylist()]
+            return encode_unsealed(list(zip(key_list, value_list, repeat(()), times)), compression)
         base = stamps[0][0]
         deltas = None if all(s == base for s, _ in stamps) else \
             np.repeat(np.array([s for s, _ in stamps], np.int64) - base, [n for _, n in stamps])
-        return encode_columns(key_column, value_column, deltas, base, max(s for s, _ in stamps), compression)
-
-
-def _concat(columns: list[pa.Array]) -> pa.Array:
-    if len(columns) == 1:
-        return columns[0]
-    if len({c.type for c in columns}) > 1:
-        columns = [c.cast(pa.large_binary()) for c in columns]
-    return pa.concat_arrays(columns)
+        # the sources' pieces as they are: the encoder copies them into the batch once
+        return encode_columns(key_parts, values, deltas, base, max(s for s, _ in stamps), compression)

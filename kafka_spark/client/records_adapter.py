@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.records import decode_to_arrow, encode_produced, encode_produced_records, seal_produced
-from kafka_spark.records.column_encoder import binary_offsets
+from kafka_spark.records.column_encoder import Column, binary_offsets
 from kafka_spark.records.column_encoder import encode_columns as _encode_columns
 
 OutgoingRecord = tuple[bytes | None, bytes | None, tuple[tuple[str, bytes | None], ...], int]
@@ -48,10 +48,10 @@ def column_offsets(column: pa.Array) -> Any:
     return binary_offsets(column)
 
 
-def encode_columns(keys: pa.Array | None, values: pa.Array, timestamp_deltas: Any, base_timestamp: int,
+def encode_columns(keys: Column | None, values: Column, timestamp_deltas: Any, base_timestamp: int,
                    max_timestamp: int, compression: str) -> bytearray | memoryview:
-    """`encode_unsealed` for records given as binary columns (`keys` None: null keys) with their timestamps'
-    deltas (None: all 0)."""
+    """`encode_unsealed` for records given as binary columns or pieces of them (`keys` None: null keys) with
+    their timestamps' deltas (None: all 0)."""
     return _encode_columns(keys, values, timestamp_deltas, base_timestamp, max_timestamp,
                            None if compression == "none" else compression)
 

@@ -8,7 +8,8 @@ for the same records (no headers).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TypeAlias
 
 import numpy as np
 import pyarrow as pa
@@ -34,35 +35,47 @@ def binary_lengths(column: pa.Array) -> np.ndarray:
     return lengths
 
 
-def encode_columns(keys: pa.Array | None, values: pa.Array, timestamp_deltas: np.ndarray | None,
+Column: TypeAlias = "pa.Array | Sequence[pa.Array]"
+"""A column, or its pieces in order."""
+Fields: TypeAlias = "list[tuple[_Varints | _OffsetDeltas | None, int]]"
+"""Varints (None: none) each followed by a number of zero bytes."""
+
+
+def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.ndarray | None,
                    base_timestamp: int, max_timestamp: int,
                    compression: str | int | None = None) -> bytearray | memoryview:
     """A batch of the records made of `keys` (None: null keys) and `values` (binary or large_binary columns of
-    one length), in order, with offset deltas 0, 1, ... and the given timestamp deltas (None: all 0), still
-    without its producer fields and CRC (`seal_produced` adds them, in place: an uncompressed batch is a writable
-    view of the Arrow buffer it was laid out in)."""
+    one length, or pieces of them), in order, with offset deltas 0, 1, ... and the given timestamp deltas (None:
+    all 0), still without its producer fields and CRC (`seal_produced` adds them, in place: an uncompressed batch
+    is a writable view of the Arrow buffer it was laid out in)."""
     codec = compression_of(compression)
-    count = len(values)
-    key_lengths = np.full(count, -1, np.int64) if keys is None else binary_lengths(keys)
-    value_lengths = binary_lengths(values)
+    value_parts = _pieces_of(values)
+    key_parts = None if keys is None else _pieces_of(keys)
+    count = sum(len(v) for v in value_parts)
+    key_lengths = np.full(count, -1, np.int64) if key_parts is None else _lengths(key_parts)
+    value_lengths = _lengths(value_parts)
     header = V2_HEADER.size if codec == Compression.NONE else 0  # laid out in front of the first record
-    # Both columns binary: the layout is binary too (no cast); otherwise everything is large_binary.
-    kind = pa.binary() if all(c is None or pa.types.is_binary(c.type) for c in (keys, values)) else pa.large_binary()
+    # All pieces binary: the layout is binary too (no cast); otherwise everything is large_binary.
+    kind = pa.binary() if all(pa.types.is_binary(c.type) for c in (key_parts or []) + value_parts) \
+        else pa.large_binary()
     offset = _OffsetDeltas(count) if count <= _OFFSETS_MAX else _Varints(np.arange(count, dtype=np.int64))
     key, value = _Varints(key_lengths), _Varints(value_lengths)
     time = None if timestamp_deltas is None else _Varints(timestamp_deltas)
     time_n = 1 if time is None else time.sizes
     length = _Varints(1 + time_n + offset.sizes + key.sizes + np.maximum(key_lengths, 0) + value.sizes
                       + np.maximum(value_lengths, 0) + 1)
-    # a record's head: length, attributes (0), timestamp delta (0 when none is given), offset delta, key length
-    heads = _varint_column([(length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)], header, kind)
-    middles = _varint_column([(value, 0)], 0, kind)
-    empty = pa.scalar(b"", kind)
-    parts = [heads, empty if keys is None else _as(keys, kind), middles, _as(values, kind), pa.scalar(b"\x00", kind),
-             empty]
-    if count:
-        joined = pc.binary_join_element_wise(*parts, null_handling="replace", null_replacement=b"")
-        laid = memoryview(joined.buffers()[2])[:int(binary_offsets(joined)[-1])]
+    if count and _by_take(key_parts, value_parts, count):
+        # a record's head: the previous record's trailer (no headers: 0), length, attributes (0), timestamp
+        # delta (0 when none is given), offset delta, key length (and value length without keys)
+        head: Fields = [(None, 1), (length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)]
+        tail: Fields = [(value, 0)]
+        groups = [head + tail] if key_parts is None else [head, tail]
+        laid = _take_in_order(_varint_pieces(groups, count, header - 1, kind, True), key_parts or [], value_parts,
+                              kind)
+    elif count:
+        varints = _varint_pieces([[(length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)],
+                                  [(value, 0)]], count, header, kind, False)
+        laid = _join(varints, key_parts, value_parts, count, kind)
     else:
         laid = memoryview(bytearray(header))
     if codec == Compression.NONE:
@@ -73,6 +86,66 @@ def encode_columns(keys: pa.Array | None, values: pa.Array, timestamp_deltas: np
     V2_HEADER.pack_into(out, 0, 0, len(out) - 12, -1, MAGIC_V2, 0, int(codec), max(count - 1, 0), base_timestamp,
                         max_timestamp, -1, -1, -1, count)
     return out
+
+
+def _pieces_of(column: Column) -> list[pa.Array]:
+    return [column] if isinstance(column, pa.Array) else list(column)
+
+
+def _lengths(parts: list[pa.Array]) -> np.ndarray:
+    return binary_lengths(parts[0]) if len(parts) == 1 else np.concatenate([binary_lengths(p) for p in parts])
+
+
+# Small records are laid out by one Arrow take over a column of all the pieces, large ones by joining the pieces
+# element-wise: the take costs ~4 ns a piece where the join costs ~6, but needs the keys and values copied into
+# that column first (10,000 keyed records: 100 B 530 against 625 us, 400 B 600 against 640, 600 B 785 against
+# 710, 1 KB 1,440 against 1,340).
+_TAKE_BELOW = 500  # bytes of key and value a record, on average
+
+
+def _by_take(keys: list[pa.Array] | None, values: list[pa.Array], count: int) -> bool:
+    data = sum(_data_size(c) for c in (keys or []) + values)
+    return data < _TAKE_BELOW * count
+
+
+def _data_size(column: pa.Array) -> int:
+    offsets = binary_offsets(column)
+    return int(offsets[-1] - offsets[0])
+
+
+def _join(varints: pa.Array, keys: list[pa.Array] | None, values: list[pa.Array], count: int,
+          kind: pa.DataType) -> memoryview:
+    """The records' bytes, ``head, key, value length, value, trailer`` joined element-wise per record."""
+    empty = pa.scalar(b"", kind)
+    key_column = empty if keys is None else _as(_concat(keys), kind)
+    parts = [varints.slice(0, count), key_column, varints.slice(count, count), _as(_concat(values), kind),
+             pa.scalar(b"\x00", kind), empty]
+    joined = pc.binary_join_element_wise(*parts, null_handling="replace", null_replacement=b"")
+    return memoryview(joined.buffers()[2])[:int(binary_offsets(joined)[-1])]
+
+
+def _concat(columns: list[pa.Array]) -> pa.Array:
+    if len(columns) == 1:
+        return columns[0]
+    if len({c.type for c in columns}) > 1:
+        columns = [c.cast(pa.large_binary()) for c in columns]
+    return pa.concat_arrays(columns)
+
+
+def _take_in_order(varints: pa.Array, keys: list[pa.Array], values: list[pa.Array], kind: pa.DataType) -> memoryview:
+    """The records' bytes: ``head, key, value length, value`` per record (``head, value`` without keys) and the
+    last record's trailer, taken in that order from one column of all the pieces."""
+    count = sum(len(v) for v in values)
+    pieces = pa.concat_arrays([varints, *(_as(c, kind) for c in keys), *(_as(c, kind) for c in values)])
+    # item numbers in `pieces`: heads 0.., value lengths count.. (with keys), the trailer, keys, values
+    trailer = len(varints) - 1
+    steps = [0, trailer + 1, count, trailer + 1 + count] if keys else [0, trailer + 1]
+    order = np.empty(len(steps) * count + 1, np.int32 if len(pieces) < 1 << 31 else np.int64)
+    np.add(np.arange(count, dtype=order.dtype)[:, None], np.array(steps, order.dtype),
+           out=order[:-1].reshape(count, -1))
+    order[-1] = trailer
+    laid = pieces.take(order)
+    return memoryview(laid.buffers()[2])[:int(binary_offsets(laid)[-1])]
 
 
 def _as(column: pa.Array, kind: pa.DataType) -> pa.Array:
@@ -161,23 +234,26 @@ class _OffsetDeltas:
             out[at[8192:] + 2] = third[8192:n]
 
 
-def _varint_column(fields: list[tuple[_Varints | _OffsetDeltas | None, Any]], lead: int, kind: pa.DataType) -> pa.Array:
-    """A column of `kind` whose item i is each field's varint i followed by `gap` zero bytes (a field of None
-    is `gap` zero bytes alone), with `lead` zero bytes before the first item."""
-    widths = sum((gap if f is None else f.sizes + gap) for f, gap in fields)
-    count = len(widths)
-    offsets = np.zeros(count + 1, np.int64)
+def _varint_pieces(groups: list[Fields], count: int, lead: int, kind: pa.DataType, trailer: bool) -> pa.Array:
+    """A column of `kind`: for each group, one item per record (`count`) holding each field's varint of that
+    record and its gap of zero bytes, then (`trailer`) one zero byte. The first item has `lead` more bytes in front
+    (negative: fewer, from the gap its first field starts with)."""
+    widths = np.ones(len(groups) * count + trailer, np.int64)
+    for g, fields in enumerate(groups):
+        widths[g * count:(g + 1) * count] = sum((gap if f is None else f.sizes + gap) for f, gap in fields)
+    widths[0] += lead
+    offsets = np.zeros(len(widths) + 1, np.int64)
     np.cumsum(widths, out=offsets[1:])
-    offsets[1:] += lead
     data = np.zeros(int(offsets[-1]), np.uint8)
-    at = offsets[:-1].copy()
-    if count:
-        at[0] = lead
-    for field, gap in fields:
-        if field is not None:
-            field.put(data, at)
-            at += field.sizes
-        at += gap
+    for g, fields in enumerate(groups):
+        at = offsets[g * count:(g + 1) * count].copy()
+        if g == 0:
+            at[0] += lead
+        for field, gap in fields:
+            if field is not None:
+                field.put(data, at)
+                at += field.sizes
+            at += gap
     return _column(kind, offsets, data)
 
 

@@ -1,19 +1,28 @@
 """`records.column_encoder` writes byte for byte what `encode_produced_records` writes for the same records: null and
 empty keys and values, lengths at every varint step, timestamp and offset deltas past two-byte varints, sliced,
-large and string columns, every codec; and a batch sealed in place."""
+large and string columns, columns in pieces, every codec, by either layout (one take, or an element-wise join);
+and a batch sealed in place."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from kafka_spark.records import encode_produced_records, seal_produced
+from kafka_spark.records import column_encoder, encode_produced_records, seal_produced
 from kafka_spark.records.column_encoder import binary_lengths, encode_columns
 
 BASE = 1_700_000_000_000
+
+
+@pytest.fixture(autouse=True, params=["take", "join"])
+def layout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test with records laid out by each of the two ways, whatever their size."""
+    monkeypatch.setattr(column_encoder, "_TAKE_BELOW", 1 << 40 if request.param == "take" else 0)
+    return request.param
 
 
 def _columns(seed: int, count: int, sizes: tuple[int, ...], null_keys: float) -> tuple[list, list]:
@@ -70,6 +79,21 @@ def test_null_keys_string_large_and_sliced_columns() -> None:
         sliced = encode_columns(None if key_column is None else key_column.slice(100, 50), value_column.slice(100, 50),
                                 None, BASE, BASE)
         assert bytes(sliced) == _expected(expected_keys[100:150], expected_values[100:150], [BASE] * 50, None)
+
+
+def test_columns_in_pieces() -> None:
+    keys, values = _columns(11, 900, (0, 7, 140), 0.2)
+    cuts = [0, 1, 300, 301, 900]
+    key_parts = [pa.array(keys[a:b], pa.binary() if i % 2 else pa.large_binary()) for i, (a, b) in
+                 enumerate(itertools.pairwise(cuts))]
+    value_parts = [pa.array([None, *values[a:b]], pa.binary()).slice(1) for a, b in itertools.pairwise(cuts)]
+    got = encode_columns(key_parts, value_parts, None, BASE, BASE)
+    assert bytes(got) == _expected(keys, values, [BASE] * 900, None)
+    # pieces of null keys beside pieces with keys
+    nulls = [pa.nulls(len(v), pa.binary()) if i == 2 else k for i, (k, v) in enumerate(zip(key_parts, value_parts,
+                                                                                              strict=True))]
+    got = encode_columns(nulls, value_parts, None, BASE, BASE)
+    assert bytes(got) == _expected([*keys[:300], None, *keys[301:]], values, [BASE] * 900, None)
 
 
 def test_sealed_in_place_as_the_tuple_batch() -> None:
