@@ -42,16 +42,35 @@ class Coordinators:
             self._nodes.pop(key, None)
             raise
 
+    def locate(self, keys: list[str]) -> None:
+        """Find the coordinators of `keys` not known yet: one FindCoordinator for all of them where the broker
+        takes several keys (v4+), one each otherwise. A key the broker cannot place is left to `connection`."""
+        missing = [k for k in dict.fromkeys(keys) if k not in self._nodes]
+        if not missing:
+            return
+        conn = self.cluster.any_connection()
+        if conn.version(ApiKey.FIND_COORDINATOR) < 4:
+            for key in missing:
+                self._find(key)
+            return
+        body = {"key": "", "key_type": self.key_type, "coordinator_keys": missing}
+        for answer in conn.request(ApiKey.FIND_COORDINATOR, body)["coordinators"]:
+            if not answer["error_code"]:
+                self._learn(answer["key"], answer)
+
     def _find(self, key: str) -> int:
         conn = self.cluster.any_connection()
         version = conn.version(ApiKey.FIND_COORDINATOR)
         body: dict[str, Any] = {"key": key, "key_type": self.key_type, "coordinator_keys": [key]}
         response = conn.request(ApiKey.FIND_COORDINATOR, body, version)
         answer = response["coordinators"][0] if version >= 4 else response
-        code, node = answer["error_code"], answer["node_id"]
-        if code:
-            raise broker_error(code, f"FindCoordinator for {_KINDS[self.key_type]} {key!r}",
+        if answer["error_code"]:
+            raise broker_error(answer["error_code"], f"FindCoordinator for {_KINDS[self.key_type]} {key!r}",
                                answer.get("error_message"))
+        return self._learn(key, answer)
+
+    def _learn(self, key: str, answer: Mapping[str, Any]) -> int:
+        node = answer["node_id"]
         if node not in self.cluster.metadata.brokers:
             self.cluster.metadata.brokers[node] = BrokerInfo(node, answer["host"], answer["port"])
         self._nodes[key] = node

@@ -111,19 +111,18 @@ def _abort_quietly(producer: Producer, txn_id: str) -> None:
 
 
 def end_transactions(sink: SinkOptions, handles: Sequence[TransactionHandle], commit: bool) -> None:
-    """EndTxn for every task's transaction, from the driver. Committing fails on the first transaction that
-    cannot commit (fenced or timed out); aborting goes on past transactions that are already gone."""
+    """EndTxn for every task's transaction, from the driver, all at once on the process's pooled connections.
+    Committing raises the first transaction's error that could not commit (fenced or timed out); aborting goes
+    on past transactions that are already gone."""
     if not handles:
         return
-    from kafka_spark.client.cluster import Cluster
-    from kafka_spark.client.transactions import end_transaction
+    from kafka_spark.client.transactions import end_transactions as end_all
 
-    with Cluster(sink.client_config()) as cluster:
-        for handle in handles:
-            if commit:
-                end_transaction(cluster, handle, True)
-                continue
-            try:
-                end_transaction(cluster, handle, False)
-            except TransactionError as exc:
-                log.info("%s: nothing to abort: %s", handle.transactional_id, exc)
+    with sink.pooled_cluster() as cluster:
+        outcomes = end_all(cluster, handles, commit)
+    for handle, error in zip(handles, outcomes, strict=True):
+        if error is None:
+            continue
+        if commit or not isinstance(error, TransactionError):
+            raise error
+        log.info("%s: nothing to abort: %s", handle.transactional_id, error)

@@ -11,7 +11,7 @@ import pytest
 from kafka_spark.client import KafkaClient, Producer, TopicPartition
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.errors import TransactionError, TransactionFencedError
-from kafka_spark.client.transactions import end_transaction
+from kafka_spark.client.transactions import end_transaction, end_transactions
 
 
 @pytest.fixture(params=["kafka", "kafka39"], ids=["kafka-4.1", "kafka-3.9"])
@@ -100,6 +100,27 @@ def test_a_new_producer_fences_the_old_one_and_aborts_its_transaction(broker, to
     with Cluster({"bootstrap.servers": broker.bootstrap}) as cluster, pytest.raises(TransactionFencedError):
         end_transaction(cluster, zombie, commit=True)
     assert committed_values(broker.bootstrap, topic_name) == ["survivor"]
+
+
+def test_many_transactions_end_at_once_and_a_fenced_one_fails_alone(broker, topic_name):
+    broker.create_topic(topic_name, partitions=2)
+    handles = []
+    for name in ("first", "zombie", "third", "aborted-a", "aborted-b"):
+        p = producer(broker.bootstrap, f"txn-{name}-{uuid.uuid4().hex[:8]}")
+        p.init_transactions()
+        p.begin_transaction()
+        p.send(topic_name, name.encode(), key=name.encode())
+        handles.append(p.flush_transaction())
+        p.close()
+    with producer(broker.bootstrap, handles[1].transactional_id) as new:  # fences the zombie
+        new.init_transactions()
+    with Cluster({"bootstrap.servers": broker.bootstrap}) as cluster:
+        outcomes = end_transactions(cluster, handles[:3], commit=True)
+        assert outcomes[0] is None and outcomes[2] is None
+        assert isinstance(outcomes[1], TransactionFencedError)
+        assert end_transactions(cluster, handles[3:], commit=False) == [None, None]
+        assert end_transactions(cluster, handles[:1], commit=True) == [None]  # a repeated end is harmless
+    assert committed_values(broker.bootstrap, topic_name) == ["first", "third"]
 
 
 def test_misuse_is_a_typed_error(kafka, topic_name):
