@@ -15,7 +15,7 @@ from typing import overload
 import numpy as np
 import pyarrow as pa
 
-from kafka_spark.client.records_adapter import OutgoingRecord, encode_columns, encode_unsealed
+from kafka_spark.client.records_adapter import OutgoingRecord, column_lengths, encode_columns, encode_unsealed
 
 Rows = range | np.ndarray
 """Row numbers in a `ColumnSource`: a run, or any rows in order."""
@@ -27,12 +27,14 @@ _FEW = 200
 
 class ColumnSource:
     """One call's key (None: null keys) and value columns, binary or large_binary, with the time its records
-    were sent."""
+    were sent and each key's and value's length (-1 for a null), worked out once for the call."""
 
-    __slots__ = ("keys", "timestamp", "values")
+    __slots__ = ("key_lengths", "keys", "timestamp", "value_lengths", "values")
 
     def __init__(self, keys: pa.Array | None, values: pa.Array, timestamp: int) -> None:
         self.keys, self.values, self.timestamp = keys, values, timestamp
+        self.key_lengths = None if keys is None else column_lengths(keys)
+        self.value_lengths = column_lengths(values)
 
     def record(self, row: int) -> OutgoingRecord:
         key = None if self.keys is None else self.keys[row].as_py()
@@ -44,6 +46,12 @@ class ColumnSource:
             return (None if self.keys is None else self.keys.slice(rows.start, len(rows)),
                     self.values.slice(rows.start, len(rows)))
         return None if self.keys is None else self.keys.take(rows), self.values.take(rows)
+
+    def lengths(self, rows: Rows) -> tuple[np.ndarray, np.ndarray]:
+        """The key lengths (all -1 without keys) and value lengths of `rows`."""
+        at = slice(rows.start, rows.stop) if isinstance(rows, range) else rows
+        values = self.value_lengths[at]
+        return np.full(len(values), -1, np.int64) if self.key_lengths is None else self.key_lengths[at], values
 
 
 class ColumnRows:
@@ -169,13 +177,17 @@ class BatchRecords:
                 runs[-1][1].append(part.rows)
             else:
                 runs.append((part.source, [part.rows]))
-        keys, values, stamps = [], [], []
+        keys, values, stamps, key_lengths, value_lengths = [], [], [], [], []
         for source, rows in runs:
-            key_column, value_column = source.rows(rows[0] if len(rows) == 1 else np.concatenate(
-                [np.arange(r.start, r.stop) if isinstance(r, range) else r for r in rows]))
+            picked = rows[0] if len(rows) == 1 else np.concatenate(
+                [np.arange(r.start, r.stop) if isinstance(r, range) else r for r in rows])
+            key_column, value_column = source.rows(picked)
             keys.append(key_column)
             values.append(value_column)
             stamps.append((source.timestamp, len(value_column)))
+            key_length, value_length = source.lengths(picked)
+            key_lengths.append(key_length)
+            value_lengths.append(value_length)
         key_parts = None if all(k is None for k in keys) else \
             [pa.nulls(len(v), v.type) if k is None else k for k, v in zip(keys, values, strict=True)]
         if self._count < _FEW:
@@ -187,4 +199,9 @@ class BatchRecords:
         deltas = None if all(s == base for s, _ in stamps) else \
             np.repeat(np.array([s for s, _ in stamps], np.int64) - base, [n for _, n in stamps])
         # the sources' pieces as they are: the encoder copies them into the batch once
-        return encode_columns(key_parts, values, deltas, base, max(s for s, _ in stamps), compression)
+        lengths = (None if key_parts is None else _joined(key_lengths), _joined(value_lengths))
+        return encode_columns(key_parts, values, deltas, base, max(s for s, _ in stamps), compression, lengths)
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)

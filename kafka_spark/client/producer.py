@@ -179,11 +179,15 @@ class Producer(BatchSender):
         records: send_plan.Records
         if isinstance(values, pa.Array):
             values, keys = _binary(values), None if keys is None else _binary(_column(keys))
-            records = ColumnRows(ColumnSource(keys, values, stamp), range(count))
+            source = ColumnSource(keys, values, stamp)
+            records = ColumnRows(source, range(count))
+            key_bytes, value_bytes = (0 if source.key_lengths is None else np.maximum(source.key_lengths, 0),
+                                      np.maximum(source.value_lengths, 0))
         else:
             records = list(zip(repeat(None) if keys is None else keys, values,
                                repeat(()) if pairs is None else pairs, repeat(stamp)))
-        sizes = record_size(0 if keys is None else send_plan.lengths(keys), send_plan.lengths(values),
+            key_bytes, value_bytes = 0 if keys is None else send_plan.lengths(keys), send_plan.lengths(values)
+        sizes = record_size(key_bytes, value_bytes,
                             0 if pairs is None else np.fromiter(map(headers_size, pairs), np.int64, count))
         groups, runs = send_plan.by_topic(topic, count)
         plans: dict[str, send_plan.TopicPlan] = {}

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.records import decode_to_arrow, encode_produced, encode_produced_records, seal_produced
-from kafka_spark.records.column_encoder import Column, binary_offsets
+from kafka_spark.records.column_encoder import Column, binary_lengths, binary_offsets
 from kafka_spark.records.column_encoder import encode_columns as _encode_columns
 
 OutgoingRecord = tuple[bytes | None, bytes | None, tuple[tuple[str, bytes | None], ...], int]
@@ -48,12 +48,18 @@ def column_offsets(column: pa.Array) -> Any:
     return binary_offsets(column)
 
 
+def column_lengths(column: pa.Array) -> Any:
+    """Each item's byte length in a binary column (int64, -1 for a null)."""
+    return binary_lengths(column)
+
+
 def encode_columns(keys: Column | None, values: Column, timestamp_deltas: Any, base_timestamp: int,
-                   max_timestamp: int, compression: str) -> bytearray | memoryview:
+                   max_timestamp: int, compression: str,
+                   lengths: tuple[Any, Any] | None = None) -> bytearray | memoryview:
     """`encode_unsealed` for records given as binary columns or pieces of them (`keys` None: null keys) with
-    their timestamps' deltas (None: all 0)."""
+    their timestamps' deltas (None: all 0); `lengths`: the keys' and values' `column_lengths`, when known."""
     return _encode_columns(keys, values, timestamp_deltas, base_timestamp, max_timestamp,
-                           None if compression == "none" else compression)
+                           None if compression == "none" else compression, lengths)
 
 
 def seal_records(unsealed: bytearray | memoryview, producer_id: int, producer_epoch: int, base_sequence: int,

@@ -22,10 +22,8 @@ STICKY = -1
 _SHORT_RUN = 16  # below this many records, numpy's fixed cost per call exceeds a plain loop's
 
 
-def lengths(items: Sequence[bytes | None] | pa.Array) -> np.ndarray:
-    """len() of every item, 0 for None, as int64 (an Arrow binary column's too)."""
-    if isinstance(items, pa.Array):
-        return pc.fill_null(pc.binary_length(items), 0).to_numpy().astype(np.int64)
+def lengths(items: Sequence[bytes | None]) -> np.ndarray:
+    """len() of every item, 0 for None, as int64."""
     try:
         # Optimistic: len(None) raises the TypeError that picks the slower pass.
         return np.fromiter(map(len, cast("Sequence[bytes]", items)), dtype=np.int64, count=len(items))

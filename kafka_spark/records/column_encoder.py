@@ -42,18 +42,21 @@ Fields: TypeAlias = "list[tuple[_Varints | _OffsetDeltas | None, int]]"
 
 
 def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.ndarray | None,
-                   base_timestamp: int, max_timestamp: int,
-                   compression: str | int | None = None) -> bytearray | memoryview:
+                   base_timestamp: int, max_timestamp: int, compression: str | int | None = None,
+                   lengths: tuple[np.ndarray | None, np.ndarray] | None = None) -> bytearray | memoryview:
     """A batch of the records made of `keys` (None: null keys) and `values` (binary or large_binary columns of
     one length, or pieces of them), in order, with offset deltas 0, 1, ... and the given timestamp deltas (None:
     all 0), still without its producer fields and CRC (`seal_produced` adds them, in place: an uncompressed batch
-    is a writable view of the Arrow buffer it was laid out in)."""
+    is a writable view of the Arrow buffer it was laid out in). `lengths`: the keys' (None without keys) and
+    values' `binary_lengths`, when the caller has them."""
     codec = compression_of(compression)
     value_parts = _pieces_of(values)
     key_parts = None if keys is None else _pieces_of(keys)
     count = sum(len(v) for v in value_parts)
-    key_lengths = np.full(count, -1, np.int64) if key_parts is None else _lengths(key_parts)
-    value_lengths = _lengths(value_parts)
+    if lengths is None:
+        lengths = None if key_parts is None else _lengths(key_parts), _lengths(value_parts)
+    key_lengths = np.full(count, -1, np.int64) if lengths[0] is None else lengths[0]
+    value_lengths = lengths[1]
     header = V2_HEADER.size if codec == Compression.NONE else 0  # laid out in front of the first record
     # All pieces binary: the layout is binary too (no cast); otherwise everything is large_binary.
     kind = pa.binary() if all(pa.types.is_binary(c.type) for c in (key_parts or []) + value_parts) \
@@ -62,9 +65,9 @@ def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.nda
     key, value = _Varints(key_lengths), _Varints(value_lengths)
     time = None if timestamp_deltas is None else _Varints(timestamp_deltas)
     time_n = 1 if time is None else time.sizes
-    length = _Varints(1 + time_n + offset.sizes + key.sizes + np.maximum(key_lengths, 0) + value.sizes
-                      + np.maximum(value_lengths, 0) + 1)
-    if count and _by_take(key_parts, value_parts, count):
+    data = np.maximum(key_lengths, 0) + np.maximum(value_lengths, 0)
+    length = _Varints(1 + time_n + offset.sizes + key.sizes + value.sizes + data + 1)
+    if count and int(data.sum()) < _TAKE_BELOW * count:
         # a record's head: the previous record's trailer (no headers: 0), length, attributes (0), timestamp
         # delta (0 when none is given), offset delta, key length (and value length without keys)
         head: Fields = [(None, 1), (length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)]
@@ -101,16 +104,6 @@ def _lengths(parts: list[pa.Array]) -> np.ndarray:
 # that column first (10,000 keyed records: 100 B 530 against 625 us, 400 B 600 against 640, 600 B 785 against
 # 710, 1 KB 1,440 against 1,340).
 _TAKE_BELOW = 500  # bytes of key and value a record, on average
-
-
-def _by_take(keys: list[pa.Array] | None, values: list[pa.Array], count: int) -> bool:
-    data = sum(_data_size(c) for c in (keys or []) + values)
-    return data < _TAKE_BELOW * count
-
-
-def _data_size(column: pa.Array) -> int:
-    offsets = binary_offsets(column)
-    return int(offsets[-1] - offsets[0])
 
 
 def _join(varints: pa.Array, keys: list[pa.Array] | None, values: list[pa.Array], count: int,
