@@ -32,6 +32,10 @@ def test_the_sink_lingers_longer_than_the_java_producer_unless_told():
     assert parse_sink_options({**BASE, "kafka.linger.ms": "5"}).client_config().linger_ms == 5
     assert parse_sink_options({**BASE, "exactlyOnce": "true"}).client_config().linger_ms == 100
     assert ClientConfig({"bootstrap.servers": "127.0.0.1:9092"}).linger_ms == 5
+    # requests that carry many partitions' batches, unless the user sets Java's limit
+    assert parse_sink_options(BASE).client_config().max_request_size == 16 << 20
+    assert parse_sink_options({**BASE, "kafka.max.request.size": "1048576"}).client_config().max_request_size == 1 << 20
+    assert ClientConfig({"bootstrap.servers": "127.0.0.1:9092"}).max_request_size == 1 << 20
 
 
 def test_topic_option_and_producer_properties():
