@@ -198,7 +198,7 @@ class BatchRecords:
         base = stamps[0][0]
         deltas = None if all(s == base for s, _ in stamps) else \
             np.repeat(np.array([s for s, _ in stamps], np.int64) - base, [n for _, n in stamps])
-        # the sources' pieces as they are: the encoder copies them into the batch once
+        # each source's pieces as they are, not concatenated here: the encoder lays the batch out from them
         lengths = (None if key_parts is None else _joined(key_lengths), _joined(value_lengths))
         return encode_columns(key_parts, values, deltas, base, max(s for s, _ in stamps), compression, lengths)
 

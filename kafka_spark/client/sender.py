@@ -167,9 +167,15 @@ class BatchSender:
             for batch in list(self._batches.values()):
                 if now - batch.created >= linger:
                     self._seal(batch, batch.tp.topic)
+        # A transaction's partitions join it as soon as they have records, as Java's do: by the time their first
+        # batch is ready the AddPartitionsToTxn round trip is over rather than ahead of it.
+        joining = [] if self._txn is None else [tp for tp in self._batches if tp not in self._txn.partitions]
         if not self._ready:
-            return _Pass(now)
+            found = _Pass(now)
+            found.join = joining
+            return found
         found = _Pass(min(q[0].created for q in self._ready.values()))
+        found.join = joining
         seq = self._seq
         if seq is not None:
             seq.bump_if_required()
@@ -193,7 +199,8 @@ class BatchSender:
             if seq is not None and not seq.may_send(batch):
                 continue
             if self._txn is not None and tp not in self._txn.partitions:
-                found.join.append(tp)  # AddPartitionsToTxn before its first batch
+                if tp not in found.join:
+                    found.join.append(tp)  # AddPartitionsToTxn before its first batch
                 continue
             found.candidates.append((batch, self._cached_leader(tp, now)))
         return found
@@ -307,6 +314,10 @@ class BatchSender:
             self._txn.add_partitions(tps)
         except KafkaSparkError as exc:
             with self._cond:
+                for tp in tps:  # an open batch of the partition too: it would only ask again
+                    open_batch = self._batches.get(tp)
+                    if open_batch is not None:
+                        self._seal(open_batch, tp.topic)
                 batches = [b for tp in tps for b in self._ready.pop(tp, ())]
             for batch in batches:
                 self._give_up(batch, exc)

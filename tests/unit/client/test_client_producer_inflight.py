@@ -159,6 +159,27 @@ def test_transactions_add_partitions_before_producing_and_end_after_every_answer
     assert kinds.index("END_TXN") > max(i for i, k in enumerate(kinds) if k == "answer")
 
 
+def test_partitions_join_the_transaction_once_they_have_records_before_a_batch_is_ready() -> None:
+    import time
+
+    with SequencedBroker(partitions=2) as broker, _producer(broker, 5, transactional_id="tx") as producer:
+        producer.init_transactions()
+        producer.begin_transaction()
+        producer.send_many("t", [b"a", b"b"], partitions=[0, 1])  # far from a full batch, lingering for minutes
+
+        def joined() -> list[dict]:
+            return [d[1] for k, d in broker.events if k == "txn" and d[0] == ApiKey.ADD_PARTITIONS_TO_TXN]
+
+        deadline = time.monotonic() + 10
+        while not joined() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert [sorted(p for t in j["topics"] for p in t["partitions"]) for j in joined()] == [[0, 1]]
+        assert not [k for k, _ in broker.events if k == "produce"]
+        producer.commit_transaction()
+    assert broker.logs == {0: [b"a"], 1: [b"b"]}
+    assert len(joined()) == 1  # not asked again when the batches went
+
+
 def test_a_failed_transactional_batch_moves_the_later_ones_down_and_an_abort_starts_a_new_epoch() -> None:
     faults = {(0, 0, 7): INVALID_RECORD}
     with SequencedBroker(faults=faults) as broker, _producer(broker, 5, transactional_id="tx") as producer:
