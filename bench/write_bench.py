@@ -6,7 +6,7 @@ format("kafka") sink, the same DataFrame into fresh topics of one local broker.
 
 The DataFrame (a string key, a value of the case's size, 4 Spark partitions) is cached and counted before any
 timing; each write goes to a new 8-partition topic (deleted, and its files gone, before the next write), timed from
-save() to its return, writers alternating after one untimed write each at the case's size, with the
+save() to its return, writers alternating after three untimed writes each at the case's size, with the
 CPU seconds the broker, Spark's JVM and the Python workers spent meanwhile and the Python workers' peak RSS (the
 largest of the runs). The broker keeps Kafka's default
 segment size (1 GiB). Every writer runs at its defaults (`pykafka`: batch.size 1000000; Spark's sink: the Java
@@ -44,6 +44,7 @@ WRITERS = {
     "python sink, no work": ("sink-ceiling", {}),
 }
 PEER = "spark kafka"
+WARM_WRITES = 3  # untimed writes of each writer at each size
 OURS = "pykafka"
 NO_WORK = "python sink, no work"
 CPU_GROUPS = ("broker", "spark jvm", "python workers")
@@ -190,9 +191,11 @@ def main(argv: list[str] | None = None) -> int:
             seconds: dict[str, list[float]] = {name: [] for name in WRITERS}
             cpu: dict[str, dict[str, list[float]]] = {name: {} for name in WRITERS}
             # The broker's JIT needs gigabytes at a size before its CPU a write settles (measured: 3.8, 2.7, 3.3,
-            # 1.8, 1.3 CPU-s for five 1 KB gigabytes in a row): one untimed write of each writer first.
-            for fmt, options in WRITERS.values():
-                write_once(df, node, fmt, options)
+            # 1.8, 1.3 CPU-s for five 1 KB gigabytes in a row), and Spark's sink kept getting faster over its first
+            # timed writes after one untimed write (100 B: 1.04, 1.01, 0.87, 0.79, 0.70 s): untimed writes first.
+            for _ in range(WARM_WRITES):
+                for fmt, options in WRITERS.values():
+                    write_once(df, node, fmt, options)
             for run in range(runs):
                 for name, (fmt, options) in WRITERS.items():
                     seconds[name].append(write_once(df, node, fmt, options, cpu[name]))
