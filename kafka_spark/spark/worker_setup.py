@@ -5,25 +5,29 @@ objects once pyspark, pyarrow, numpy and this package are loaded, and each such 
 17–48 ms of CPU a task, spent while the next task of the same job runs on the other core (four tasks of a
 100 MB write: a tenth of the workers' CPU). Those objects are the modules' own and live as long as the worker,
 so the first task moves them to the collector's permanent generation (`gc.freeze`), after one collection that
-frees whatever was already garbage; the collections after later tasks then walk only what those tasks made.
+frees whatever was already garbage; the collections after later tasks then walk only what those tasks made. A
+worker that runs one task only (`spark.python.worker.reuse=false`: no `SPARK_REUSE_WORKER` in its environment,
+which PySpark's daemon reads too) is left alone: it never collects, and the freeze would cost it a collection.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import os
 
 from kafka_spark.spark.worker_memory import retain_freed_memory
 
 
 def prepare_worker() -> bool:
-    """In a Spark task's Python worker: keep freed memory (`worker_memory`) and freeze the objects loaded so far
-    (once a worker); False elsewhere (a driver, a test process), which is left as it is."""
+    """In a Spark task's Python worker: keep freed memory (`worker_memory`) and, in a reused worker, freeze the
+    objects loaded so far (once a worker); False elsewhere (a driver, a test process), which is left as it is."""
     from pyspark import TaskContext
 
     if TaskContext.get() is None:
         return False
-    freeze_loaded_objects()
+    if os.environ.get("SPARK_REUSE_WORKER"):
+        freeze_loaded_objects()
     return retain_freed_memory()
 
 
