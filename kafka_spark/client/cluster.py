@@ -31,6 +31,11 @@ log = logging.getLogger(__name__)
 UNKNOWN_TOPIC_OR_PARTITION = 3
 # topic-level metadata errors worth waiting out (a topic being created, a leader being elected)
 _UNKNOWN_TOPIC_ATTEMPTS = 3
+# A broker that has just started answers a topic it would create on demand with INVALID_REPLICATION_FACTOR until
+# it has seen the live brokers (a ZooKeeper-mode broker restarted on a new port did, for a topic that exists):
+# waited out for a few attempts (~5 s with the default backoff), as Java's producer waits for the topic's metadata.
+INVALID_REPLICATION_FACTOR = 38
+_SETTLING_ATTEMPTS = 8
 
 
 class Cluster:
@@ -202,10 +207,10 @@ class Cluster:
         if not wanted:
             return {}
         max_age = self.config.metadata_max_age_ms / 1000 if max_age_s is None else max_age_s
-        unknown_attempts = 0
+        unknown_attempts = settling_attempts = 0
 
         def attempt(_: int) -> dict[str, TopicInfo]:
-            nonlocal unknown_attempts
+            nonlocal unknown_attempts, settling_attempts
             now = time.monotonic()
             stale = [n for n in wanted if (info := self.metadata.topic(n)) is None or info.error_code
                      or now - info.updated > max_age or any(p.leader < 0 for p in info.partitions.values())]
@@ -219,12 +224,18 @@ class Cluster:
                     unknown_attempts += 1
                     if unknown_attempts >= _UNKNOWN_TOPIC_ATTEMPTS:
                         raise UnknownTopicError(f"topic {name!r} does not exist in the cluster")
+                if code == INVALID_REPLICATION_FACTOR:
+                    settling_attempts += 1
                 if info is None or code:
                     raise broker_error(code, f"metadata of topic {name!r}")
                 out[name] = info
             return out
 
-        return self.retry_policy.run("topic metadata", attempt, on_retry=self._drop_dead)
+        def retriable(exc: BaseException) -> bool:
+            return is_retriable(exc) or (isinstance(exc, BrokerError) and exc.code == INVALID_REPLICATION_FACTOR
+                                         and settling_attempts < _SETTLING_ATTEMPTS)
+
+        return self.retry_policy.run("topic metadata", attempt, on_retry=self._drop_dead, retriable=retriable)
 
     def partitions(self, topic: str) -> list[TopicPartition]:
         """The partitions of `topic`, in order."""

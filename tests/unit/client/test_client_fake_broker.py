@@ -130,3 +130,30 @@ def test_grouping_many_partitions_by_leader_checks_the_metadata_once(monkeypatch
         monkeypatch.setattr(cluster, "topics", lambda *a, **k: calls.append(a) or topics(*a, **k))
         assert cluster.group_by_leader(tps) == {1: tps}
         assert len(calls) == 1
+
+
+class _Settling(FakeBroker):
+    """Answers the topic's metadata with INVALID_REPLICATION_FACTOR `times` times first, as a broker just started
+    does for a topic it would create on demand before it has seen the live brokers."""
+
+    def __init__(self, times: int) -> None:
+        super().__init__(lambda *a: None)
+        self.times = times
+
+    def metadata(self):
+        answer = super().metadata()
+        if self.times > 0 and answer["topics"]:
+            self.times -= 1
+            answer["topics"][0].update(error_code=38, partitions=[])
+        return answer
+
+
+def test_a_broker_still_settling_is_waited_out_and_one_that_stays_so_fails_with_its_error():
+    from kafka_spark.errors.codes import InvalidReplicationFactorError
+
+    with _Settling(3) as broker, Cluster(_config(broker)) as cluster:
+        assert [tp.partition for tp in cluster.partitions("t")] == [0]
+    with _Settling(1000) as broker, Cluster(_config(broker)) as cluster, \
+            pytest.raises(InvalidReplicationFactorError, match="INVALID_REPLICATION_FACTOR"):
+        cluster.partitions("t")
+    assert broker.times < 1000 - 5  # asked again several times before giving up
