@@ -210,7 +210,7 @@ class Cluster:
         unknown_attempts = settling_attempts = 0
 
         def attempt(_: int) -> dict[str, TopicInfo]:
-            nonlocal unknown_attempts, settling_attempts
+            nonlocal unknown_attempts
             now = time.monotonic()
             stale = [n for n in wanted if (info := self.metadata.topic(n)) is None or info.error_code
                      or now - info.updated > max_age or any(p.leader < 0 for p in info.partitions.values())]
@@ -224,16 +224,17 @@ class Cluster:
                     unknown_attempts += 1
                     if unknown_attempts >= _UNKNOWN_TOPIC_ATTEMPTS:
                         raise UnknownTopicError(f"topic {name!r} does not exist in the cluster")
-                if code == INVALID_REPLICATION_FACTOR:
-                    settling_attempts += 1
                 if info is None or code:
                     raise broker_error(code, f"metadata of topic {name!r}")
                 out[name] = info
             return out
 
         def retriable(exc: BaseException) -> bool:
-            return is_retriable(exc) or (isinstance(exc, BrokerError) and exc.code == INVALID_REPLICATION_FACTOR
-                                         and settling_attempts < _SETTLING_ATTEMPTS)
+            nonlocal settling_attempts
+            if isinstance(exc, BrokerError) and exc.code == INVALID_REPLICATION_FACTOR:
+                settling_attempts += 1
+                return settling_attempts < _SETTLING_ATTEMPTS
+            return is_retriable(exc)
 
         return self.retry_policy.run("topic metadata", attempt, on_retry=self._drop_dead, retriable=retriable)
 

@@ -169,13 +169,11 @@ class BatchSender:
                     self._seal(batch, batch.tp.topic)
         # A transaction's partitions join it as soon as they have records, as Java's do: by the time their first
         # batch is ready the AddPartitionsToTxn round trip is over rather than ahead of it.
-        joining = [] if self._txn is None else [tp for tp in self._batches if tp not in self._txn.partitions]
+        found = _Pass(min((q[0].created for q in self._ready.values()), default=now))
+        if self._txn is not None:
+            found.join = [tp for tp in self._batches if tp not in self._txn.partitions]
         if not self._ready:
-            found = _Pass(now)
-            found.join = joining
             return found
-        found = _Pass(min(q[0].created for q in self._ready.values()))
-        found.join = joining
         seq = self._seq
         if seq is not None:
             seq.bump_if_required()

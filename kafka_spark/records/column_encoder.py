@@ -74,7 +74,7 @@ def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.nda
         tail: Fields = [(value, 0)]
         groups = [head + tail] if key_parts is None else [head, tail]
         laid = _take_in_order(_varint_pieces(groups, count, header - 1, kind, True), key_parts or [], value_parts,
-                              kind)
+                              count, kind)
     elif count:
         varints = _varint_pieces([[(length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)],
                                   [(value, 0)]], count, header, kind, False)
@@ -125,10 +125,10 @@ def _concat(columns: list[pa.Array]) -> pa.Array:
     return pa.concat_arrays(columns)
 
 
-def _take_in_order(varints: pa.Array, keys: list[pa.Array], values: list[pa.Array], kind: pa.DataType) -> memoryview:
+def _take_in_order(varints: pa.Array, keys: list[pa.Array], values: list[pa.Array], count: int,
+                   kind: pa.DataType) -> memoryview:
     """The records' bytes: ``head, key, value length, value`` per record (``head, value`` without keys) and the
     last record's trailer, taken in that order from one column of all the pieces."""
-    count = sum(len(v) for v in values)
     pieces = pa.concat_arrays([varints, *(_as(c, kind) for c in keys), *(_as(c, kind) for c in values)])
     # item numbers in `pieces`: heads 0.., value lengths count.. (with keys), the trailer, keys, values
     trailer = len(varints) - 1
