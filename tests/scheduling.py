@@ -85,7 +85,10 @@ def schedule(items: list[pytest.Item]) -> None:
         for fixture, server in SERVER_GROUPS.items():
             if fixture in fixtures_used(item):
                 parent[root(file)] = root(server)
-    group = {file: root(file) for file in {test_file(item) for item in items}}
+    # In sorted order: a group's cost is a float sum, and every xdist worker must add it up in the same order to
+    # sort the items the same way (a set's order follows the worker's hash seed; two groups whose sums differed in
+    # the last bit between workers made xdist refuse the run).
+    group = {file: root(file) for file in sorted({test_file(item) for item in items})}
     seconds = measured()
     cost: dict[str, float] = defaultdict(float)
     for file, name in group.items():
