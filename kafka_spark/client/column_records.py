@@ -15,7 +15,13 @@ from typing import overload
 import numpy as np
 import pyarrow as pa
 
-from kafka_spark.client.records_adapter import OutgoingRecord, column_lengths, encode_columns, encode_unsealed
+from kafka_spark.client.records_adapter import (
+    OutgoingRecord,
+    column_lengths,
+    encode_columns,
+    encode_unsealed,
+    encoding_columns,
+)
 
 Rows = range | np.ndarray
 """Row numbers in a `ColumnSource`: a run, or any rows in order."""
@@ -29,12 +35,20 @@ class ColumnSource:
     """One call's key (None: null keys) and value columns, binary or large_binary, with the time its records
     were sent and each key's and value's length (-1 for a null), worked out once for the call."""
 
-    __slots__ = ("key_lengths", "keys", "timestamp", "value_lengths", "values")
+    __slots__ = ("_encoding", "key_lengths", "keys", "timestamp", "value_lengths", "values")
 
     def __init__(self, keys: pa.Array | None, values: pa.Array, timestamp: int) -> None:
         self.keys, self.values, self.timestamp = keys, values, timestamp
         self.key_lengths = None if keys is None else column_lengths(keys)
         self.value_lengths = column_lengths(values)
+        self._encoding: tuple[pa.Array | None, pa.Array] | None = None
+
+    def encoding(self) -> tuple[pa.Array | None, pa.Array]:
+        """The key and value columns as the encoder best picks rows of them (`encoding_columns`), made once for
+        the call's batches."""
+        if self._encoding is None:
+            self._encoding = encoding_columns(self.keys, self.values, self.key_lengths, self.value_lengths)
+        return self._encoding
 
     def record(self, row: int) -> OutgoingRecord:
         key = None if self.keys is None else self.keys[row].as_py()
@@ -177,30 +191,33 @@ class BatchRecords:
                 runs[-1][1].append(part.rows)
             else:
                 runs.append((part.source, [part.rows]))
-        keys, values, stamps, key_lengths, value_lengths = [], [], [], [], []
-        for source, rows in runs:
-            picked = rows[0] if len(rows) == 1 else np.concatenate(
-                [np.arange(r.start, r.stop) if isinstance(r, range) else r for r in rows])
-            key_column, value_column = source.rows(picked)
+        picks = [rows[0] if len(rows) == 1 else np.concatenate(
+            [np.arange(r.start, r.stop) if isinstance(r, range) else r for r in rows]) for _, rows in runs]
+        stamps = [(source.timestamp, len(rows)) for (source, _), rows in zip(runs, picks, strict=True)]
+        if self._count < _FEW:
+            records: list[OutgoingRecord] = []
+            for (source, _), rows in zip(runs, picks, strict=True):
+                key_column, value_column = source.rows(rows)
+                keys = [None] * len(rows) if key_column is None else key_column.to_pylist()
+                records += zip(keys, value_column.to_pylist(), repeat(()), repeat(source.timestamp), strict=False)
+            return encode_unsealed(records, compression)
+        # each source's columns as they are, with the rows the batch picks: the encoder lays the batch out from them
+        keys, values, key_lengths, value_lengths = [], [], [], []
+        for (source, _), rows in zip(runs, picks, strict=True):
+            key_column, value_column = source.encoding()
             keys.append(key_column)
             values.append(value_column)
-            stamps.append((source.timestamp, len(value_column)))
-            key_length, value_length = source.lengths(picked)
+            key_length, value_length = source.lengths(rows)
             key_lengths.append(key_length)
             value_lengths.append(value_length)
         key_parts = None if all(k is None for k in keys) else \
             [pa.nulls(len(v), v.type) if k is None else k for k, v in zip(keys, values, strict=True)]
-        if self._count < _FEW:
-            times = [s for s, n in stamps for _ in range(n)]
-            key_list = [None] * self._count if key_parts is None else [k for c in key_parts for k in c.to_pylist()]
-            value_list = [v for c in values for v in c.to_pylist()]
-            return encode_unsealed(list(zip(key_list, value_list, repeat(()), times)), compression)
         base = stamps[0][0]
         deltas = None if all(s == base for s, _ in stamps) else \
             np.repeat(np.array([s for s, _ in stamps], np.int64) - base, [n for _, n in stamps])
-        # each source's pieces as they are, not concatenated here: the encoder lays the batch out from them
         lengths = (None if key_parts is None else _joined(key_lengths), _joined(value_lengths))
-        return encode_columns(key_parts, values, deltas, base, max(s for s, _ in stamps), compression, lengths)
+        return encode_columns(key_parts, values, deltas, base, max(s for s, _ in stamps), compression, lengths,
+                              picks)
 
 
 def _joined(arrays: list[np.ndarray]) -> np.ndarray:

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.records import decode_to_arrow, encode_produced, encode_produced_records, seal_produced
-from kafka_spark.records.column_encoder import Column, binary_lengths, binary_offsets
+from kafka_spark.records.column_encoder import Column, Pick, binary_lengths, binary_offsets, layout_columns
 from kafka_spark.records.column_encoder import encode_columns as _encode_columns
 
 OutgoingRecord = tuple[bytes | None, bytes | None, tuple[tuple[str, bytes | None], ...], int]
@@ -53,13 +53,21 @@ def column_lengths(column: pa.Array) -> Any:
     return binary_lengths(column)
 
 
+def encoding_columns(keys: pa.Array | None, values: pa.Array, key_lengths: Any,
+                     value_lengths: Any) -> tuple[pa.Array | None, pa.Array]:
+    """Key and value columns (with their `column_lengths`) as `encode_columns` best picks rows of them for many
+    batches."""
+    return layout_columns(keys, values, key_lengths, value_lengths)
+
+
 def encode_columns(keys: Column | None, values: Column, timestamp_deltas: Any, base_timestamp: int,
-                   max_timestamp: int, compression: str,
-                   lengths: tuple[Any, Any] | None = None) -> bytearray | memoryview:
-    """`encode_unsealed` for records given as binary columns or pieces of them (`keys` None: null keys) with
-    their timestamps' deltas (None: all 0); `lengths`: the keys' and values' `column_lengths`, when known."""
+                   max_timestamp: int, compression: str, lengths: tuple[Any, Any] | None = None,
+                   picks: Sequence[Pick] | None = None) -> bytearray | memoryview:
+    """`encode_unsealed` for records given as binary columns or pieces of them (`keys` None: null keys), `picks`
+    the rows of each piece to take in order (None: all), with their timestamps' deltas (None: all 0); `lengths`:
+    the picked keys' and values' `column_lengths`, when known."""
     return _encode_columns(keys, values, timestamp_deltas, base_timestamp, max_timestamp,
-                           None if compression == "none" else compression, lengths)
+                           None if compression == "none" else compression, lengths, picks)
 
 
 def seal_records(unsealed: bytearray | memoryview, producer_id: int, producer_epoch: int, base_sequence: int,

@@ -1,9 +1,11 @@
 """A producer's v2 batch built from Arrow columns with numpy and Arrow kernels: no Python object per record.
 
 Each record's varints (length, timestamp and offset deltas, key length; value length) are written by numpy into
-two small Arrow columns, and one Arrow join lays out ``header, varints, key, value length, value, 0`` per record:
-the keys and values are copied once, into the batch itself. The bytes are those `encode_produced_records` writes
-for the same records (no headers).
+a small Arrow column. With pyarrow 18 or newer, a binary-view array lists, record after record, views of the
+varints and of the key and value in their own columns (the rows a batch picks from a column are picked as views,
+16 bytes each), and one cast to binary copies the bytes, once, into the batch. Older pyarrow first gathers the
+picked rows, then lays the batch out by one Arrow take or an element-wise join. The bytes are those
+`encode_produced_records` writes for the same records (no headers).
 """
 
 from __future__ import annotations
@@ -28,8 +30,15 @@ def binary_offsets(column: pa.Array) -> np.ndarray:
 
 
 def binary_lengths(column: pa.Array) -> np.ndarray:
-    """Each item's byte length as int64, -1 for a null."""
-    lengths = np.diff(binary_offsets(column))
+    """Each item's byte length as int64, -1 for a null (binary_view columns too)."""
+    if pa.types.is_binary_view(column.type):
+        if column.null_count == len(column):
+            return np.full(len(column), -1, np.int64)
+        # a view's first four bytes are its length
+        views = np.frombuffer(column.buffers()[1], np.int32, 4 * len(column), _VIEW_SIZE * column.offset)
+        lengths = views[::4].astype(np.int64)
+    else:
+        lengths = np.diff(binary_offsets(column))
     if column.null_count:
         lengths[np.asarray(column.is_null())] = -1
     return lengths
@@ -37,45 +46,61 @@ def binary_lengths(column: pa.Array) -> np.ndarray:
 
 Column: TypeAlias = "pa.Array | Sequence[pa.Array]"
 """A column, or its pieces in order."""
+Pick: TypeAlias = "range | np.ndarray | None"
+"""The rows of a piece a batch takes, in order (None: all of them)."""
 Fields: TypeAlias = "list[tuple[_Varints | _OffsetDeltas | None, int]]"
 """Varints (None: none) each followed by a number of zero bytes."""
 
 
 def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.ndarray | None,
                    base_timestamp: int, max_timestamp: int, compression: str | int | None = None,
-                   lengths: tuple[np.ndarray | None, np.ndarray] | None = None) -> bytearray | memoryview:
-    """A batch of the records made of `keys` (None: null keys) and `values` (binary or large_binary columns of
-    one length, or pieces of them), in order, with offset deltas 0, 1, ... and the given timestamp deltas (None:
-    all 0), still without its producer fields and CRC (`seal_produced` adds them, in place: an uncompressed batch
-    is a writable view of the Arrow buffer it was laid out in). `lengths`: the keys' (None without keys) and
-    values' `binary_lengths`, when the caller has them."""
+                   lengths: tuple[np.ndarray | None, np.ndarray] | None = None,
+                   picks: Sequence[Pick] | None = None) -> bytearray | memoryview:
+    """A batch of the records made of `keys` (None: null keys) and `values` (binary, large_binary or binary_view
+    columns of one length, or pieces of them), in order, with offset deltas 0, 1, ... and the given timestamp
+    deltas (None: all 0), still without its producer fields and CRC (`seal_produced` adds them, in place: an
+    uncompressed batch is a writable view of the Arrow buffer it was laid out in). `picks`: for each piece, the
+    rows of it the batch holds, in order (None: all). `lengths`: the picked keys' (None without keys) and values'
+    `binary_lengths`, when the caller has them."""
     codec = compression_of(compression)
     value_parts = _pieces_of(values)
     key_parts = None if keys is None else _pieces_of(keys)
-    count = sum(len(v) for v in value_parts)
+    chosen: list[Pick] = [None] * len(value_parts) if picks is None else list(picks)
+    count = sum(len(v) if p is None else len(p) for v, p in zip(value_parts, chosen, strict=True))
     if lengths is None:
-        lengths = None if key_parts is None else _lengths(key_parts), _lengths(value_parts)
+        lengths = (None if key_parts is None else _lengths(key_parts, chosen)), _lengths(value_parts, chosen)
+    by_views = bool(count) and _by_views(lengths[0], lengths[1])
+    if not by_views:
+        # gathered first: the take and the join lay out whole pieces
+        value_parts = [_picked(c, p) for c, p in zip(value_parts, chosen, strict=True)]
+        key_parts = None if key_parts is None else [_picked(c, p) for c, p in zip(key_parts, chosen, strict=True)]
     key_lengths = np.full(count, -1, np.int64) if lengths[0] is None else lengths[0]
     value_lengths = lengths[1]
     header = V2_HEADER.size if codec == Compression.NONE else 0  # laid out in front of the first record
-    # All pieces binary: the layout is binary too (no cast); otherwise everything is large_binary.
-    kind = pa.binary() if all(pa.types.is_binary(c.type) for c in (key_parts or []) + value_parts) \
-        else pa.large_binary()
     offset = _OffsetDeltas(count) if count <= _OFFSETS_MAX else _Varints(np.arange(count, dtype=np.int64))
     key, value = _Varints(key_lengths), _Varints(value_lengths)
     time = None if timestamp_deltas is None else _Varints(timestamp_deltas)
     time_n = 1 if time is None else time.sizes
     data = np.maximum(key_lengths, 0) + np.maximum(value_lengths, 0)
     length = _Varints(1 + time_n + offset.sizes + key.sizes + value.sizes + data + 1)
-    if count and int(data.sum()) < _TAKE_BELOW * count:
-        # a record's head: the previous record's trailer (no headers: 0), length, attributes (0), timestamp
-        # delta (0 when none is given), offset delta, key length (and value length without keys)
-        head: Fields = [(None, 1), (length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)]
-        tail: Fields = [(value, 0)]
+    # a record's head: the previous record's trailer (no headers: 0), length, attributes (0), timestamp delta (0
+    # when none is given), offset delta, key length (and value length without keys)
+    head: Fields = [(None, 1), (length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)]
+    tail: Fields = [(value, 0)]
+    if by_views:
+        # the batch's size: its header, then each record's length varint and the length it gives
+        total = header + int(length.sizes.sum()) + int((length.zigzag >> np.uint64(1)).sum())
+        kind = pa.binary() if total <= _BINARY_MAX else pa.large_binary()
+        groups = [head + tail] if key_parts is None else [head, tail]
+        laid = _view_layout(_varint_pieces(groups, count, header - 1, pa.binary(), True), key_parts,
+                            value_parts, chosen, count, kind)
+    elif count and int(data.sum()) < _TAKE_BELOW * count:
+        kind = _layout_kind(key_parts, value_parts)
         groups = [head + tail] if key_parts is None else [head, tail]
         laid = _take_in_order(_varint_pieces(groups, count, header - 1, kind, True), key_parts or [], value_parts,
                               count, kind)
     elif count:
+        kind = _layout_kind(key_parts, value_parts)
         varints = _varint_pieces([[(length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)],
                                   [(value, 0)]], count, header, kind, False)
         laid = _join(varints, key_parts, value_parts, count, kind)
@@ -95,15 +120,127 @@ def _pieces_of(column: Column) -> list[pa.Array]:
     return [column] if isinstance(column, pa.Array) else list(column)
 
 
-def _lengths(parts: list[pa.Array]) -> np.ndarray:
-    return binary_lengths(parts[0]) if len(parts) == 1 else np.concatenate([binary_lengths(p) for p in parts])
+def _lengths(parts: list[pa.Array], picks: list[Pick]) -> np.ndarray:
+    each = [binary_lengths(c) if p is None else binary_lengths(c)[_index(p)] for c, p in zip(parts, picks,
+                                                                                            strict=True)]
+    return each[0] if len(each) == 1 else np.concatenate(each)
 
 
-# Small records are laid out by one Arrow take over a column of all the pieces, large ones by joining the pieces
-# element-wise: the take costs ~4 ns a piece where the join costs ~6, but needs the keys and values copied into
-# that column first (10,000 keyed records: 100 B 530 against 625 us, 400 B 600 against 640, 600 B 785 against
-# 710, 1 KB 1,440 against 1,340).
+def _index(pick: range | np.ndarray) -> slice | np.ndarray:
+    return slice(pick.start, pick.stop) if isinstance(pick, range) else pick
+
+
+def _picked(column: pa.Array, pick: Pick) -> pa.Array:
+    """The rows `pick` of `column` (binary or large_binary): a slice for a run, a gathered copy otherwise."""
+    if pa.types.is_binary_view(column.type):
+        column = column.cast(pa.large_binary())
+    if pick is None:
+        return column
+    if isinstance(pick, range):
+        return column.slice(pick.start, len(pick))
+    return column.take(pick)
+
+
+def _layout_kind(keys: list[pa.Array] | None, values: list[pa.Array]) -> pa.DataType:
+    # all pieces binary: the layout is binary too (no cast); otherwise everything is large_binary
+    return pa.binary() if all(pa.types.is_binary(c.type) for c in (keys or []) + values) else pa.large_binary()
+
+
+# A binary-view item is 16 bytes (Arrow's columnar format): its length (int32), then either the bytes themselves (12
+# or fewer) or their first four bytes, the index of the data buffer holding them and their offset there (int32s).
+# numpy moves the items as complex128 (one 16-byte element: fancy indexing at memcpy speed, where a structured dtype
+# copies field by field) and reads their fields as four int32s.
+_VIEW = np.dtype(np.complex128)
+_VIEW_SIZE = 16
+_INLINE = 12
+_BINARY_MAX = (1 << 31) - 1  # a binary column's offsets are int32
+
+
+def _views_supported() -> bool:
+    # casts between binary and binary_view came with pyarrow 18
+    try:
+        return pa.array([b"x" * 20], pa.binary()).cast(pa.binary_view()).cast(pa.binary())[0].as_py() == b"x" * 20
+    except (AttributeError, NotImplementedError, pa.ArrowNotImplementedError):
+        return False
+
+
+_VIEWS = _views_supported()
+
+
+def as_views(column: pa.Array) -> pa.Array:
+    """`column` (binary, large_binary or string) as binary_view: views of its items, their bytes not copied
+    (the way `encode_columns` takes a column many batches pick rows from, when pyarrow has views)."""
+    if not _VIEWS or pa.types.is_binary_view(column.type):
+        return column
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        column = column.cast(pa.large_binary() if pa.types.is_large_string(column.type) else pa.binary())
+    return column.cast(pa.binary_view())
+
+
+def _views_of(column: pa.Array) -> tuple[np.ndarray, list[pa.Buffer]]:
+    """The 16-byte views of `column`'s items (zero length for a null) and its data buffers."""
+    if column.null_count == len(column):
+        return np.zeros(len(column), _VIEW), []
+    column = as_views(column)
+    views = np.frombuffer(column.buffers()[1], _VIEW, len(column), column.offset * _VIEW_SIZE)
+    if column.null_count:
+        views = views.copy()
+        views[np.asarray(column.is_null())] = 0
+    return views, list(column.buffers()[2:])
+
+
+def _view_layout(varints: pa.Array, keys: list[pa.Array] | None, values: list[pa.Array], picks: list[Pick],
+                 count: int, kind: pa.DataType) -> memoryview:
+    """The records' bytes: ``head, key, value length, value`` per record (``head, value`` without keys) and the
+    last record's trailer, from views of the varints and of the picked keys and values, copied once by a cast."""
+    heads, buffers = _views_of(varints)
+    # items: each record's views side by side (heads 0.., value lengths count.. with keys), then the trailer
+    width = 2 if keys is None else 4
+    items = np.empty(width * count + 1, _VIEW)
+    table = items[:-1].reshape(count, width)
+    table[:, 0] = heads[:count]
+    if keys is not None:
+        table[:, 2] = heads[count:2 * count]
+    items[-1] = heads[-1]
+    at = 0
+    for i, (value, pick) in enumerate(zip(values, picks, strict=True)):
+        n = len(value) if pick is None else len(pick)
+        for column, part in [(width - 1, value)] if keys is None else [(1, keys[i]), (3, value)]:
+            views, data = _views_of(part)
+            chosen = views[_index(pick)] if isinstance(pick, np.ndarray) else views[_index(pick or range(n))].copy()
+            if data and buffers:
+                # the views point into `part`'s data buffers, which come after those listed so far
+                fields = chosen.view(np.int32).reshape(n, 4)
+                fields[:, 2] += np.multiply(fields[:, 0] > _INLINE, len(buffers), dtype=np.int32)
+            table[at:at + n, column] = chosen
+            buffers += data
+        at += n
+    laid = pa.Array.from_buffers(pa.binary_view(), len(items), [None, pa.py_buffer(items), *buffers]).cast(kind)
+    return memoryview(laid.buffers()[2])[:int(binary_offsets(laid)[-1])]
+
+
+# Small records are laid out by one Arrow take over a column of all the pieces, large ones by views where pyarrow
+# has them, else by joining the pieces element-wise. The take costs ~4 ns a piece where the join costs ~6, but
+# needs the keys and values copied into that column first (10,000 keyed records: 100 B 530 against 625 us, 400 B
+# 600 against 640, 600 B 785 against 710, 1 KB 1,440 against 1,340). Views copy each byte once, where the others
+# gather the picked rows first: 1,000 keyed records of 1 KB picked from 8,000, 434 -> 336 us; a partition's
+# batches of 100 B, each picking from several sources, 192 -> 221 ns a record.
 _TAKE_BELOW = 500  # bytes of key and value a record, on average
+
+
+def _by_views(key_lengths: np.ndarray | None, value_lengths: np.ndarray) -> bool:
+    data = int(np.maximum(value_lengths, 0).sum()) + (0 if key_lengths is None else
+                                                        int(np.maximum(key_lengths, 0).sum()))
+    return _VIEWS and data >= _TAKE_BELOW * len(value_lengths)
+
+
+def layout_columns(keys: pa.Array | None, values: pa.Array, key_lengths: np.ndarray | None,
+                   value_lengths: np.ndarray) -> tuple[pa.Array | None, pa.Array]:
+    """The key and value columns as `encode_columns` best picks rows of them for many batches: views of their
+    items (no bytes copied) when records this large are laid out by views, else the columns themselves."""
+    if not len(value_lengths) or not _by_views(key_lengths, value_lengths):
+        return keys, values
+    return None if keys is None else as_views(keys), as_views(values)
 
 
 def _join(varints: pa.Array, keys: list[pa.Array] | None, values: list[pa.Array], count: int,

@@ -1,7 +1,7 @@
 """`records.column_encoder` writes byte for byte what `encode_produced_records` writes for the same records: null and
 empty keys and values, lengths at every varint step, timestamp and offset deltas past two-byte varints, sliced,
-large and string columns, columns in pieces, every codec, by either layout (one take, or an element-wise join);
-and a batch sealed in place."""
+large and string columns, columns in pieces, rows picked from pieces, every codec, by each layout (binary views,
+one take, or an element-wise join); and a batch sealed in place."""
 
 from __future__ import annotations
 
@@ -18,9 +18,13 @@ from kafka_spark.records.column_encoder import binary_lengths, encode_columns
 BASE = 1_700_000_000_000
 
 
-@pytest.fixture(autouse=True, params=["take", "join"])
+@pytest.fixture(autouse=True, params=["views", "take", "join"])
 def layout(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test with records laid out by each of the two ways, whatever their size."""
+    """Every test with records laid out by each of the three ways, whatever their size: binary views (pyarrow 18
+    or newer), one take, or an element-wise join."""
+    if request.param == "views" and not column_encoder._views_supported():
+        pytest.skip("binary views need pyarrow 18 or newer")
+    monkeypatch.setattr(column_encoder, "_VIEWS", request.param == "views")
     monkeypatch.setattr(column_encoder, "_TAKE_BELOW", 1 << 40 if request.param == "take" else 0)
     return request.param
 
@@ -96,6 +100,21 @@ def test_columns_in_pieces() -> None:
     assert bytes(got) == _expected([*keys[:300], None, *keys[301:]], values, [BASE] * 900, None)
 
 
+def test_rows_picked_from_pieces() -> None:
+    keys, values = _columns(13, 1200, (0, 5, 90, 3000), 0.2)
+    cuts = [0, 400, 401, 1200]
+    key_parts = [pa.array(keys[a:b], pa.binary()) for a, b in itertools.pairwise(cuts)]
+    value_parts = [pa.array(values[a:b], pa.large_binary()) for a, b in itertools.pairwise(cuts)]
+    # views of the pieces, as a call's columns are kept for its batches, and the plain columns
+    key_parts[2], value_parts[0] = column_encoder.as_views(key_parts[2]), column_encoder.as_views(value_parts[0])
+    rng = np.random.default_rng(3)
+    picks = [np.sort(rng.choice(400, 150, replace=False)), range(0, 1), range(200, 700)]
+    rows = [int(cuts[i] + r) for i, pick in enumerate(picks) for r in (pick.tolist() if isinstance(pick, np.ndarray)
+                                                                        else pick)]
+    got = encode_columns(key_parts, value_parts, None, BASE, BASE, picks=picks)
+    assert bytes(got) == _expected([keys[r] for r in rows], [values[r] for r in rows], [BASE] * len(rows), None)
+
+
 def test_sealed_in_place_as_the_tuple_batch() -> None:
     keys, values = _columns(4, 200, (0, 99), 0.3)
     batch = encode_columns(pa.array(keys, pa.binary()), pa.array(values, pa.binary()), None, BASE, BASE)
@@ -107,5 +126,8 @@ def test_sealed_in_place_as_the_tuple_batch() -> None:
 def test_lengths_and_an_empty_batch() -> None:
     column = pa.array([b"ab", None, b"", b"xyz"], pa.binary()).slice(1)
     assert binary_lengths(column).tolist() == [-1, 0, 3]
+    if column_encoder._views_supported():
+        views = pa.array([b"ab", None, b"", b"x" * 30], pa.binary()).cast(pa.binary_view()).slice(1)
+        assert binary_lengths(views).tolist() == [-1, 0, 30]
     assert bytes(encode_columns(None, pa.array([], pa.binary()), None, -1, -1)) == \
         bytes(encode_produced_records([]))
