@@ -27,7 +27,7 @@ from kafka_spark.protocol.consumer import (
     encode_subscription,
 )
 from kafka_spark.protocol.headers import RequestHeader, request_header_version, response_header_version
-from kafka_spark.protocol.primitives import EncodeError
+from kafka_spark.protocol.primitives import EncodeError, GatheredFrame
 from kafka_spark.protocol.registry import get_api, is_flexible, precompile
 from kafka_spark.protocol.versions import (
     LEGACY_BROKER_VERSIONS,
@@ -44,6 +44,7 @@ __all__ = [
     "ApiKey",
     "BrokerVersions",
     "EncodeError",
+    "GatheredFrame",
     "RequestHeader",
     "api_versions_request",
     "decode_assignment",

@@ -22,7 +22,7 @@ from kafka_spark.protocol.headers import (
     write_request_header,
     write_response_header,
 )
-from kafka_spark.protocol.primitives import INT32, EncodeError
+from kafka_spark.protocol.primitives import INT32, EncodeError, GatheredFrame
 from kafka_spark.protocol.registry import get_api, plan
 
 PRODUCE_KEY = 0
@@ -46,11 +46,13 @@ def _finish_frame(out: bytearray) -> bytes:
 
 
 def encode_request(
-    api_key: int, version: int, correlation_id: int, client_id: str | None, body: Mapping[str, Any]
+    api_key: int, version: int, correlation_id: int, client_id: str | None, body: Mapping[str, Any],
+    gathered: bool = False,
 ) -> bytearray:
-    """A complete request frame (size prefix, header, body) ready to write to a socket."""
+    """A complete request frame (size prefix, header, body) ready to write to a socket; `gathered`: a
+    `GatheredFrame` whose large record sets are referenced, not copied (for a vectored write)."""
     body_plan = plan(api_key, version, "request")
-    out = bytearray(4)
+    out = GatheredFrame(4) if gathered else bytearray(4)
     try:
         write_request_header(
             out, request_header_version(api_key, version), api_key, version, correlation_id, client_id
@@ -58,7 +60,7 @@ def encode_request(
         body_plan.encode(out, body)
     except _ENCODE_FAILURES as exc:
         raise EncodeError(f"{get_api(api_key).name} v{version} request: {exc}") from exc
-    INT32.pack_into(out, 0, len(out) - 4)
+    INT32.pack_into(out, 0, len(out) - 4 + (out.referenced if isinstance(out, GatheredFrame) else 0))
     return out  # not copied to bytes: a Produce request's frame holds every batch it sends
 
 

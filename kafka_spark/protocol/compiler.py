@@ -192,7 +192,7 @@ def field_codec(f: Field, version: int, flexible: bool) -> tuple[Reader, Writer,
     if t in ("bytes", "records"):
         return (
             make_bytes_reader(flexible, nullable, zero_copy=t == "records"),
-            lambda out, v: write_bytes(out, v, flexible, nullable),
+            lambda out, v: write_bytes(out, v, flexible, nullable, by_reference=t == "records"),
             1 if flexible else 4,
         )
     if t == "uuid":

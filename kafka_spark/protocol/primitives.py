@@ -158,8 +158,38 @@ def write_string(out: bytearray, value: str | None, compact: bool, nullable: boo
     out += data
 
 
-def write_bytes(out: bytearray, value: Any, compact: bool, nullable: bool) -> None:
-    """Append (compact) (nullable) bytes from any bytes-like value."""
+class GatheredFrame(bytearray):
+    """Bytes being encoded in which large record sets are referenced where they go rather than copied in: the
+    frame is `segments()`, in order (for one vectored write)."""
+
+    def __init__(self, size: int = 0) -> None:
+        super().__init__(size)
+        self.references: list[tuple[int, memoryview]] = []
+        self.referenced = 0
+
+    def refer(self, view: memoryview) -> None:
+        """Place `view` at the current end, by reference."""
+        self.references.append((len(self), view))
+        self.referenced += view.nbytes
+
+    def segments(self) -> list[memoryview]:
+        """The frame's bytes as views: its own bytes between the referenced ones."""
+        own, parts, at = memoryview(self), [], 0
+        for position, view in self.references:
+            parts += [own[at:position], view]
+            at = position
+        parts.append(own[at:])
+        return [p for p in parts if p.nbytes]
+
+
+# A record set at least this large goes into a GatheredFrame by reference: below it, copying is cheaper than a
+# segment of a vectored write.
+REFERENCE_MIN = 64 * 1024
+
+
+def write_bytes(out: bytearray, value: Any, compact: bool, nullable: bool, by_reference: bool = False) -> None:
+    """Append (compact) (nullable) bytes from any bytes-like value; with `by_reference`, a large value goes into a
+    `GatheredFrame` as a reference."""
     if value is None:
         if not nullable:
             raise EncodeError("null for non-nullable bytes")
@@ -177,7 +207,10 @@ def write_bytes(out: bytearray, value: Any, compact: bool, nullable: bool) -> No
         write_uvarint(out, n + 1)
     else:
         out += INT32.pack(n)
-    out += view
+    if by_reference and n >= REFERENCE_MIN and isinstance(out, GatheredFrame):
+        out.refer(view.cast("B") if view.format != "B" or view.ndim != 1 else view)
+    else:
+        out += view
 
 
 def write_uuid(out: bytearray, value: Any) -> None:
