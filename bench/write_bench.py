@@ -56,9 +56,9 @@ CPU_GROUPS = ("broker", "spark jvm", "python workers")
 # created on demand: Spark's cached producer asks for the deleted topics it wrote, which would create them again.
 BROKER = {"log.segment.bytes": 1073741824, "log.segment.delete.delay.ms": 1000, "auto.create.topics.enable": "false"}
 # The broker's log directory is in memory (/dev/shm) where there is room: on a VM's disk, the write that followed
-# Spark's sink cost the broker 1.2-2.3 CPU-s more kernel time than the same write elsewhere in the order (measured
-# at 1 KB: 2.5-2.7 against 1.1-1.3 s of the broker's system time, whichever writer came next; none in memory), so the
-# order of the writers, not their requests, decided part of the broker's CPU. Each write's topic is deleted
+# Spark's sink cost the broker 1.2-2.4 CPU-s more kernel time than the same write elsewhere in the order (measured
+# at 1 KB: 2.5-3.5 against 1.1-1.3 s of the broker's system time, whichever writer came next; none in memory), so
+# the order of the writers, not their requests, decided part of the broker's CPU. Each write's topic is deleted
 # before the next, so the directory holds one write at a time.
 MEMORY_DIR = Path("/dev/shm")
 MEMORY_ROOM = 8 << 30
