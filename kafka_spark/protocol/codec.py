@@ -22,7 +22,7 @@ from kafka_spark.protocol.headers import (
     write_request_header,
     write_response_header,
 )
-from kafka_spark.protocol.primitives import INT32, EncodeError, GatheredFrame
+from kafka_spark.protocol.primitives import INT32, EncodeError, GatheredFrame, byte_view
 from kafka_spark.protocol.registry import get_api, plan
 
 PRODUCE_KEY = 0
@@ -31,13 +31,6 @@ DEFAULT_MAX_FRAME = 100 * 1024 * 1024
 # what a malformed frame can make the generic decoder raise; all become DecodeError
 _DECODE_FAILURES = (struct.error, IndexError, ValueError, OverflowError)
 _ENCODE_FAILURES = (struct.error, TypeError, OverflowError, UnicodeEncodeError, AttributeError)
-
-
-def _view(data: Any) -> memoryview:
-    view = data if isinstance(data, memoryview) else memoryview(data)
-    if view.format != "B" or view.ndim != 1:
-        view = view.cast("B")
-    return view
 
 
 def _finish_frame(out: bytearray) -> bytes:
@@ -71,7 +64,7 @@ def decode_response(api_key: int, version: int, frame: Any) -> tuple[int, dict[s
     they are in use.
     """
     body_plan = plan(api_key, version, "response")
-    buf = _view(frame)
+    buf = byte_view(frame)
     try:
         correlation_id, pos = read_response_header(buf, response_header_version(api_key, version))
         body, pos = body_plan.decode(buf, pos)
@@ -95,7 +88,7 @@ def encode_response(api_key: int, version: int, correlation_id: int, body: Mappi
 
 def decode_request(frame: Any) -> tuple[RequestHeader, dict[str, Any]]:
     """Decode a request frame (without its size prefix) into (header, body); for scripted brokers."""
-    buf = _view(frame)
+    buf = byte_view(frame)
     try:
         header, pos = read_request_header(buf)
         body_plan = plan(header.api_key, header.api_version, "request")
@@ -120,7 +113,7 @@ def encode_body(api_key: int, version: int, kind: str, body: Mapping[str, Any]) 
 def decode_body(api_key: int, version: int, kind: str, data: Any) -> dict[str, Any]:
     """Decode a body without header; every byte must belong to it."""
     body_plan = plan(api_key, version, kind)
-    buf = _view(data)
+    buf = byte_view(data)
     try:
         body, pos = body_plan.decode(buf, 0)
     except _DECODE_FAILURES as exc:
@@ -139,7 +132,7 @@ def _check_consumed(buf: memoryview, pos: int, api_key: int, version: int, kind:
 
 def peek_correlation_id(frame: Any) -> int:
     """The correlation id a response frame starts with, before knowing which request it answers."""
-    buf = _view(frame)
+    buf = byte_view(frame)
     if len(buf) < 4:
         raise DecodeError(f"response frame of {len(buf)} bytes has no correlation id")
     return INT32.unpack_from(buf, 0)[0]
@@ -147,7 +140,7 @@ def peek_correlation_id(frame: Any) -> int:
 
 def read_frame_size(prefix: Any, max_size: int = DEFAULT_MAX_FRAME) -> int:
     """The size in a 4-byte frame prefix, refusing negative sizes and sizes above `max_size`."""
-    buf = _view(prefix)
+    buf = byte_view(prefix)
     if len(buf) < 4:
         raise DecodeError(f"a frame size prefix has 4 bytes, got {len(buf)}")
     size = INT32.unpack_from(buf, 0)[0]

@@ -158,6 +158,14 @@ def write_string(out: bytearray, value: str | None, compact: bool, nullable: boo
     out += data
 
 
+def byte_view(data: Any) -> memoryview:
+    """`data` (any bytes-like object) as a flat memoryview of unsigned bytes, not copied."""
+    view = data if isinstance(data, memoryview) else memoryview(data)
+    if view.format != "B" or view.ndim != 1:
+        view = view.cast("B")
+    return view
+
+
 class GatheredFrame(bytearray):
     """Bytes being encoded in which large record sets are referenced where they go rather than copied in: the
     frame is `segments()`, in order (for one vectored write)."""
@@ -208,7 +216,7 @@ def write_bytes(out: bytearray, value: Any, compact: bool, nullable: bool, by_re
     else:
         out += INT32.pack(n)
     if by_reference and n >= REFERENCE_MIN and isinstance(out, GatheredFrame):
-        out.refer(view.cast("B") if view.format != "B" or view.ndim != 1 else view)
+        out.refer(byte_view(view))
     else:
         out += view
 

@@ -69,19 +69,20 @@ def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.nda
     count = sum(len(v) if p is None else len(p) for v, p in zip(value_parts, chosen, strict=True))
     if lengths is None:
         lengths = (None if key_parts is None else _lengths(key_parts, chosen)), _lengths(value_parts, chosen)
-    by_views = bool(count) and _by_views(lengths[0], lengths[1])
+    key_lengths = np.full(count, -1, np.int64) if lengths[0] is None else lengths[0]
+    value_lengths = lengths[1]
+    data = np.maximum(key_lengths, 0) + np.maximum(value_lengths, 0)
+    data_bytes = int(data.sum())
+    by_views = bool(count) and _by_views(data_bytes, count)
     if not by_views:
         # gathered first: the take and the join lay out whole pieces
         value_parts = [_picked(c, p) for c, p in zip(value_parts, chosen, strict=True)]
         key_parts = None if key_parts is None else [_picked(c, p) for c, p in zip(key_parts, chosen, strict=True)]
-    key_lengths = np.full(count, -1, np.int64) if lengths[0] is None else lengths[0]
-    value_lengths = lengths[1]
     header = V2_HEADER.size if codec == Compression.NONE else 0  # laid out in front of the first record
     offset = _OffsetDeltas(count) if count <= _OFFSETS_MAX else _Varints(np.arange(count, dtype=np.int64))
     key, value = _Varints(key_lengths), _Varints(value_lengths)
     time = None if timestamp_deltas is None else _Varints(timestamp_deltas)
     time_n = 1 if time is None else time.sizes
-    data = np.maximum(key_lengths, 0) + np.maximum(value_lengths, 0)
     length = _Varints(1 + time_n + offset.sizes + key.sizes + value.sizes + data + 1)
     # a record's head: the previous record's trailer (no headers: 0), length, attributes (0), timestamp delta (0
     # when none is given), offset delta, key length (and value length without keys)
@@ -94,7 +95,7 @@ def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.nda
         groups = [head + tail] if key_parts is None else [head, tail]
         laid = _view_layout(_varint_pieces(groups, count, header - 1, pa.binary(), True), key_parts,
                             value_parts, chosen, count, kind)
-    elif count and int(data.sum()) < _TAKE_BELOW * count:
+    elif count and data_bytes < _TAKE_BELOW * count:
         kind = _layout_kind(key_parts, value_parts)
         groups = [head + tail] if key_parts is None else [head, tail]
         laid = _take_in_order(_varint_pieces(groups, count, header - 1, kind, True), key_parts or [], value_parts,
@@ -228,17 +229,18 @@ def _view_layout(varints: pa.Array, keys: list[pa.Array] | None, values: list[pa
 _TAKE_BELOW = 500  # bytes of key and value a record, on average
 
 
-def _by_views(key_lengths: np.ndarray | None, value_lengths: np.ndarray) -> bool:
-    data = int(np.maximum(value_lengths, 0).sum()) + (0 if key_lengths is None else
-                                                        int(np.maximum(key_lengths, 0).sum()))
-    return _VIEWS and data >= _TAKE_BELOW * len(value_lengths)
+def _by_views(data_bytes: int, count: int) -> bool:
+    """Whether `count` records of `data_bytes` of keys and values are laid out by views."""
+    return _VIEWS and data_bytes >= _TAKE_BELOW * count
 
 
 def layout_columns(keys: pa.Array | None, values: pa.Array, key_lengths: np.ndarray | None,
                    value_lengths: np.ndarray) -> tuple[pa.Array | None, pa.Array]:
     """The key and value columns as `encode_columns` best picks rows of them for many batches: views of their
     items (no bytes copied) when records this large are laid out by views, else the columns themselves."""
-    if not len(value_lengths) or not _by_views(key_lengths, value_lengths):
+    data_bytes = int(np.maximum(value_lengths, 0).sum()) + (0 if key_lengths is None else
+                                                            int(np.maximum(key_lengths, 0).sum()))
+    if not len(value_lengths) or not _by_views(data_bytes, len(value_lengths)):
         return keys, values
     return None if keys is None else as_views(keys), as_views(values)
 
