@@ -47,7 +47,7 @@ class ColumnSource:
         """The key and value columns as the encoder best picks rows of them (`encoding_columns`), made once for
         the call's batches."""
         if self._encoding is None:
-            self._encoding = encoding_columns(self.keys, self.values, self.key_lengths, self.value_lengths)
+            self._encoding = encoding_columns(self.keys, self.values)
         return self._encoding
 
     def record(self, row: int) -> OutgoingRecord:

@@ -53,11 +53,9 @@ def column_lengths(column: pa.Array) -> Any:
     return binary_lengths(column)
 
 
-def encoding_columns(keys: pa.Array | None, values: pa.Array, key_lengths: Any,
-                     value_lengths: Any) -> tuple[pa.Array | None, pa.Array]:
-    """Key and value columns (with their `column_lengths`) as `encode_columns` best picks rows of them for many
-    batches."""
-    return layout_columns(keys, values, key_lengths, value_lengths)
+def encoding_columns(keys: pa.Array | None, values: pa.Array) -> tuple[pa.Array | None, pa.Array]:
+    """Key and value columns as `encode_columns` best picks rows of them for many batches."""
+    return layout_columns(keys, values)
 
 
 def encode_columns(keys: Column | None, values: Column, timestamp_deltas: Any, base_timestamp: int,

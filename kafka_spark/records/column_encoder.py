@@ -1,10 +1,11 @@
 """A producer's v2 batch built from Arrow columns with numpy and Arrow kernels: no Python object per record.
 
-Each record's varints (length, timestamp and offset deltas, key length; value length) are written by numpy into
-a small Arrow column. With pyarrow 18 or newer, a binary-view array lists, record after record, views of the
-varints and of the key and value in their own columns (the rows a batch picks from a column are picked as views,
-16 bytes each), and one cast to binary copies the bytes, once, into the batch. Older pyarrow first gathers the
-picked rows, then lays the batch out by one Arrow take or an element-wise join. The bytes are those
+Each record's varints (length, timestamp and offset deltas, key length; value length) are written by numpy. With
+pyarrow 18 or newer, a binary-view array lists, record after record, the varints (inline in their 16-byte views, or
+views of a small column when longer than a view holds) and views of the key and value in their own columns (the
+rows a batch picks from a column are picked as views), and one cast to binary copies the bytes, once, into the
+batch. Older pyarrow writes the varints into a small Arrow column, gathers the picked rows, then lays the batch out
+by one Arrow take or an element-wise join. The bytes are those
 `encode_produced_records` writes for the same records (no headers).
 """
 
@@ -72,8 +73,7 @@ def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.nda
     key_lengths = np.full(count, -1, np.int64) if lengths[0] is None else lengths[0]
     value_lengths = lengths[1]
     data = np.maximum(key_lengths, 0) + np.maximum(value_lengths, 0)
-    data_bytes = int(data.sum())
-    by_views = bool(count) and _by_views(data_bytes, count)
+    by_views = bool(count) and _VIEWS
     if not by_views:
         # gathered first: the take and the join lay out whole pieces
         value_parts = [_picked(c, p) for c, p in zip(value_parts, chosen, strict=True)]
@@ -93,9 +93,8 @@ def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.nda
         total = header + int(length.sizes.sum()) + int((length.zigzag >> np.uint64(1)).sum())
         kind = pa.binary() if total <= _BINARY_MAX else pa.large_binary()
         groups = [head + tail] if key_parts is None else [head, tail]
-        laid = _view_layout(_varint_pieces(groups, count, header - 1, pa.binary(), True), key_parts,
-                            value_parts, chosen, count, kind)
-    elif count and data_bytes < _TAKE_BELOW * count:
+        laid = _view_layout(groups, header, key_parts, value_parts, chosen, count, kind)
+    elif count and int(data.sum()) < _TAKE_BELOW * count:
         kind = _layout_kind(key_parts, value_parts)
         groups = [head + tail] if key_parts is None else [head, tail]
         laid = _take_in_order(_varint_pieces(groups, count, header - 1, kind, True), key_parts or [], value_parts,
@@ -190,19 +189,27 @@ def _views_of(column: pa.Array) -> tuple[np.ndarray, list[pa.Buffer]]:
     return views, list(column.buffers()[2:])
 
 
-def _view_layout(varints: pa.Array, keys: list[pa.Array] | None, values: list[pa.Array], picks: list[Pick],
-                 count: int, kind: pa.DataType) -> memoryview:
-    """The records' bytes: ``head, key, value length, value`` per record (``head, value`` without keys) and the
-    last record's trailer, from views of the varints and of the picked keys and values, copied once by a cast."""
-    heads, buffers = _views_of(varints)
-    # items: each record's views side by side (heads 0.., value lengths count.. with keys), then the trailer
+def _view_layout(groups: list[Fields], header: int, keys: list[pa.Array] | None, values: list[pa.Array],
+                 picks: list[Pick], count: int, kind: pa.DataType) -> memoryview:
+    """The records' bytes: `header` zero bytes, then ``head, key, value length, value`` per record (``head, value``
+    without keys; `groups` the varints of the heads and of the value lengths) and the last record's trailer, from
+    views of the varints and of the picked keys and values, copied once by a cast."""
+    # items: the header, each record's views side by side (heads, value lengths with keys), then the trailer
     width = 2 if keys is None else 4
-    items = np.empty(width * count + 1, _VIEW)
-    table = items[:-1].reshape(count, width)
-    table[:, 0] = heads[:count]
-    if keys is not None:
-        table[:, 2] = heads[count:2 * count]
-    items[-1] = heads[-1]
+    items = np.zeros(width * count + 2, _VIEW)
+    table = items[1:-1].reshape(count, width)
+    buffers = _inline_varints(items, groups, count, width)
+    if buffers is None:
+        # a head longer than a view holds: the varints go in a column of their own, viewed
+        heads, buffers = _views_of(_varint_pieces(groups, count, -1, pa.binary(), True))
+        table[:, 0] = heads[:count]
+        if keys is not None:
+            table[:, 2] = heads[count:2 * count]
+        items[-1] = heads[-1]
+    if header:
+        # a view of `header` zero bytes in a buffer of its own (a header is longer than a view holds)
+        items[:1].view(np.int32)[[0, 2]] = header, len(buffers)
+        buffers.append(pa.py_buffer(bytes(header)))
     at = 0
     for i, (value, pick) in enumerate(zip(values, picks, strict=True)):
         n = len(value) if pick is None else len(pick)
@@ -220,28 +227,43 @@ def _view_layout(varints: pa.Array, keys: list[pa.Array] | None, values: list[pa
     return memoryview(laid.buffers()[2])[:int(binary_offsets(laid)[-1])]
 
 
-# Small records are laid out by one Arrow take over a column of all the pieces, large ones by views where pyarrow
-# has them, else by joining the pieces element-wise. The take costs ~4 ns a piece where the join costs ~6, but
-# needs the keys and values copied into that column first (10,000 keyed records: 100 B 530 against 625 us, 400 B
-# 600 against 640, 600 B 785 against 710, 1 KB 1,440 against 1,340). Views copy each byte once, where the others
-# gather the picked rows first: 1,000 keyed records of 1 KB picked from 8,000, 434 -> 336 us; a partition's
-# batches of 100 B, each picking from several sources, 192 -> 221 ns a record.
+def _inline_varints(items: np.ndarray, groups: list[Fields], count: int, width: int) -> list[pa.Buffer] | None:
+    """Write each group's varints of a record into its view (group g at item ``1 + record * width + 2 * g``), the
+    bytes inline, and the trailer into the last item; None (nothing written) when a record's group is longer
+    than a view holds. The first record's head leaves out its leading gap: the header stands in its place."""
+    sizes = [sum((gap if f is None else f.sizes + gap) for f, gap in fields) for fields in groups]
+    if any(int(np.max(s)) > _INLINE for s in sizes):
+        return None
+    flat = items.view(np.uint8)
+    lengths = items.view(np.int32)
+    for g, (fields, size) in enumerate(zip(groups, sizes, strict=True)):
+        item = np.arange(1 + 2 * g, 1 + width * count, width)
+        lengths[4 * item] = size
+        at = item * _VIEW_SIZE + 4
+        if g == 0:
+            lengths[4 * item[0]] -= 1
+            at[0] -= 1
+        for field, gap in fields:
+            if field is not None:
+                field.put(flat, at)
+                at += field.sizes
+            at += gap
+    lengths[-4] = 1  # the trailer: one zero byte
+    return []
+
+
+# Where pyarrow has views, records of every size are laid out by them: each byte is copied once, where the other
+# layouts gather the picked rows first (a partition's batch of 5,000 keyed records picked from four sources:
+# 100 B 158 -> 127 ns a record, 1 KB 405 -> 210). Older pyarrow lays out small records by one Arrow take over a
+# column of all the pieces, large ones by joining the pieces element-wise: the take costs ~4 ns a piece where the
+# join costs ~6, but needs the keys and values copied into that column first (10,000 keyed records: 100 B 530
+# against 625 us, 400 B 600 against 640, 600 B 785 against 710, 1 KB 1,440 against 1,340).
 _TAKE_BELOW = 500  # bytes of key and value a record, on average
 
 
-def _by_views(data_bytes: int, count: int) -> bool:
-    """Whether `count` records of `data_bytes` of keys and values are laid out by views."""
-    return _VIEWS and data_bytes >= _TAKE_BELOW * count
-
-
-def layout_columns(keys: pa.Array | None, values: pa.Array, key_lengths: np.ndarray | None,
-                   value_lengths: np.ndarray) -> tuple[pa.Array | None, pa.Array]:
+def layout_columns(keys: pa.Array | None, values: pa.Array) -> tuple[pa.Array | None, pa.Array]:
     """The key and value columns as `encode_columns` best picks rows of them for many batches: views of their
-    items (no bytes copied) when records this large are laid out by views, else the columns themselves."""
-    data_bytes = int(np.maximum(value_lengths, 0).sum()) + (0 if key_lengths is None else
-                                                            int(np.maximum(key_lengths, 0).sum()))
-    if not len(value_lengths) or not _by_views(data_bytes, len(value_lengths)):
-        return keys, values
+    items (no bytes copied) where pyarrow has views, else the columns themselves."""
     return None if keys is None else as_views(keys), as_views(values)
 
 
