@@ -85,6 +85,10 @@ def _java_descendants() -> dict[int, str]:
 STRAYS = "stray_jvms"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(scheduling.RareServersPlugin(), "rare-servers")
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     # Every server a fixture started must be gone once the fixtures are torn down: a leftover broker or
     # JVM would hold ports and memory after the run. Give stops in flight a few seconds, then fail the run.

@@ -18,7 +18,9 @@ import json
 import sys
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,6 +100,56 @@ def schedule(items: list[pytest.Item]) -> None:
         item.add_marker(pytest.mark.xdist_group(group[test_file(item)]))
         name_group(item, group[test_file(item)])
     items.sort(key=lambda item: (-cost[group[test_file(item)]], order[id(item)]))
+
+
+def group_of(item: pytest.Item) -> str | None:
+    """The xdist group `schedule` gave the item (None when the run is not grouped)."""
+    marker = item.get_closest_marker("xdist_group")
+    return str(marker.args[0]) if marker and marker.args else None
+
+
+class RareServers:
+    """The rare servers' session fixtures set up on this worker, finished after the last test of their group.
+
+    Every test that uses a rare server is in that server's group, and a group's tests run one after another on
+    one worker: after the last one its servers stop, rather than idle to the end of the run (an idle broker takes
+    1-3% of a core, and the suite is CPU-bound). They stop through pytest (`FixtureDef.finish`, which finishes
+    the fixtures that depend on them first), so a later request, were there one, would start them again."""
+
+    def __init__(self) -> None:
+        self._started: list[tuple[Any, Any]] = []
+
+    def started(self, fixturedef: Any, request: Any) -> None:
+        """A fixture was set up."""
+        if fixturedef.argname in SERVER_GROUPS:
+            self._started.append((fixturedef, request))
+
+    def after(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        """`item` is torn down and `nextitem` comes next: at the end of a group, finish its servers, last first."""
+        group = group_of(item)
+        if nextitem is None or group is None or group_of(nextitem) == group:
+            return
+        while self._started:
+            fixturedef, request = self._started.pop()
+            fixturedef.finish(request)
+
+
+class RareServersPlugin:
+    """`RareServers` as a plugin: registered with the plugin manager, so that it also sees the session fixtures,
+    whose hooks a conftest below the root directory does not get."""
+
+    def __init__(self) -> None:
+        self.servers = RareServers()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest) -> Generator[None]:
+        result = yield
+        self.servers.started(fixturedef, request)
+        return result
+
+    @pytest.hookimpl(trylast=True)  # after pytest's own teardown of the test's narrower fixtures
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        self.servers.after(item, nextitem)
 
 
 def name_group(item: pytest.Item, name: str) -> None:

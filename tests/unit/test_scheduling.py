@@ -26,6 +26,9 @@ class Item:
     def add_marker(self, marker: pytest.MarkDecorator) -> None:
         self.markers.append(marker.mark)
 
+    def get_closest_marker(self, name: str) -> pytest.Mark | None:
+        return next((m for m in self.markers if m.name == name), None)
+
     @property
     def group(self) -> str:
         (mark,) = [m for m in self.markers if m.name == "xdist_group"]
@@ -64,3 +67,44 @@ def test_a_file_using_two_rare_servers_joins_their_groups() -> None:
 def test_grouping_is_on_for_the_controller_and_its_workers(option, expected) -> None:
     config = SimpleNamespace(option=option, getoption=lambda name, default=None: getattr(option, name, default))
     assert scheduling.grouped(config) is expected  # type: ignore[arg-type]
+
+
+class Fixture:
+    """What RareServers reads of a pytest FixtureDef: its name, and `finish`, which it calls."""
+
+    def __init__(self, argname: str, finished: list[str]) -> None:
+        self.argname, self._finished = argname, finished
+
+    def finish(self, request: object) -> None:
+        self._finished.append(self.argname)
+
+
+def test_rare_servers_stop_after_the_last_test_of_their_group() -> None:
+    items = [Item("c/zk.py", "zookeeper", "kafka39"), Item("c/zk.py", "kafka39"), Item("c/ensemble.py", "ensemble"),
+             Item("c/plain.py", "kafka"), Item("c/plain.py", "kafka")]
+    scheduling.schedule(items)  # type: ignore[arg-type]
+    zk, zk2, ensemble, plain, plain2 = items  # in schedule()'s order: the ZooKeeper group first, one file of it
+    assert [Path(str(i.fspath)).name for i in items] == ["zk.py", "zk.py", "ensemble.py", "plain.py", "plain.py"]
+    assert zk.group == ensemble.group != plain.group
+    finished: list[str] = []
+    servers = scheduling.RareServers()
+    for name in ("zookeeper", "kafka39", "kafka"):  # `kafka` is on every worker: never stopped early
+        servers.started(Fixture(name, finished), request=None)
+    servers.after(zk, zk2)  # type: ignore[arg-type]
+    assert finished == []  # the group goes on
+    servers.started(Fixture("ensemble", finished), request=None)
+    servers.after(zk2, ensemble)  # type: ignore[arg-type]
+    assert finished == []  # the ensemble's file is in the same group
+    servers.after(ensemble, plain)  # type: ignore[arg-type]
+    assert finished == ["ensemble", "kafka39", "zookeeper"]  # last started, first stopped
+    servers.after(plain, plain2)  # type: ignore[arg-type]
+    servers.after(plain2, None)  # type: ignore[arg-type]  (the run's end: pytest's own teardown)
+    assert finished == ["ensemble", "kafka39", "zookeeper"]
+
+
+def test_an_ungrouped_run_stops_nothing_early() -> None:
+    finished: list[str] = []
+    servers = scheduling.RareServers()
+    servers.started(Fixture("kafka_cluster", finished), request=None)
+    servers.after(Item("d/a.py", "kafka_cluster"), Item("d/b.py", "kafka"))  # type: ignore[arg-type]
+    assert finished == []
