@@ -234,21 +234,28 @@ def _inline_varints(items: np.ndarray, groups: list[Fields], count: int, width: 
     sizes = [sum((gap if f is None else f.sizes + gap) for f, gap in fields) for fields in groups]
     if any(int(np.max(s)) > _INLINE for s in sizes):
         return None
-    flat = items.view(np.uint8)
-    lengths = items.view(np.int32)
+    # A view as two little-endian uint64 words: its length in bytes 0-3, then the inline bytes. Each varint's
+    # bytes, as an integer, are shifted into place: into the first word, the second, or across both (numpy
+    # shifts by 64 bits or more, and the wrapped-around negative ones, give 0).
+    words = items.view(np.uint64).reshape(-1, 2)
     for g, (fields, size) in enumerate(zip(groups, sizes, strict=True)):
-        item = np.arange(1 + 2 * g, 1 + width * count, width)
-        lengths[4 * item] = size
-        at = item * _VIEW_SIZE + 4
+        low = np.asarray(size, np.int64).astype(np.uint64)  # a group always has a varint: size is an array
+        high = np.zeros(count, np.uint64)
+        at = np.full(count, 32, np.uint64)  # in bits: the inline bytes start at byte 4
         if g == 0:
-            lengths[4 * item[0]] -= 1
-            at[0] -= 1
+            low[0] -= np.uint64(1)
+            at[0] -= np.uint64(8)
         for field, gap in fields:
             if field is not None:
-                field.put(flat, at)
-                at += field.sizes
-            at += gap
-    lengths[-4] = 1  # the trailer: one zero byte
+                codes = field.codes()
+                low |= codes << at
+                high |= codes << (at - np.uint64(64))
+                high |= codes >> (np.uint64(64) - at)
+                at += field.sizes.astype(np.uint64) << np.uint64(3)
+            at += np.uint64(8 * gap)
+        words[1 + 2 * g:1 + width * count:width, 0] = low
+        words[1 + 2 * g:1 + width * count:width, 1] = high
+    words[-1, 0] = 1  # the trailer: one zero byte
     return []
 
 
@@ -312,6 +319,7 @@ _TABLE = np.arange(_SHORT, dtype=np.int64)
 _SHORT_SIZES = np.where(_TABLE < 128, 1, 2).astype(np.int64)
 _LOW = ((_TABLE & 0x7F) | np.where(_TABLE < 128, 0, 0x80)).astype(np.uint8)
 _HIGH = (_TABLE >> 7).astype(np.uint8)
+_CODES = _LOW.astype(np.uint64) | (_HIGH.astype(np.uint64) << np.uint64(8))  # a varint's bytes, little-endian
 
 
 class _Varints:
@@ -329,6 +337,17 @@ class _Varints:
             for step in range(1, 10):
                 sizes += self.zigzag >= np.uint64(1 << (7 * step))
             self.sizes = sizes
+
+    def codes(self) -> np.ndarray:
+        """Each varint's bytes as a little-endian uint64 (varints of up to 8 bytes)."""
+        if self.short:
+            return _CODES[self.zigzag.view(np.int64)]
+        codes = np.zeros(len(self.zigzag), np.uint64)
+        for step in range(min(int(self.sizes.max()), 8)):
+            piece = (self.zigzag >> np.uint64(7 * step)) & np.uint64(0x7F)
+            more = (self.sizes > step + 1).astype(np.uint64) << np.uint64(7)
+            codes |= (piece | more) << np.uint64(8 * step)
+        return codes
 
     def put(self, out: np.ndarray, at: np.ndarray) -> None:
         """Write the varints at positions `at` of `out`."""
@@ -352,11 +371,11 @@ class _Varints:
 # 8,192, 3 above), so writing them takes three slice assignments, where the general path's loop cost ~160 us a
 # batch of 9,000 records.
 _OFFSETS_MAX = 1 << 20
-_offset_tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = (np.zeros(0, np.int64),) + \
-    (np.zeros(0, np.uint8),) * 3
+_offset_tables: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] = (np.zeros(0, np.int64),) + \
+    (np.zeros(0, np.uint8),) * 3 + (np.zeros(0, np.uint64),)
 
 
-def _offset_tables_for(count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _offset_tables_for(count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     global _offset_tables
     tables = _offset_tables
     if len(tables[0]) < count:
@@ -365,7 +384,10 @@ def _offset_tables_for(count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
         sizes = 1 + (z >= 128).astype(np.int64) + (z >= 1 << 14)
         first = ((z & 0x7F) | np.where(z >= 128, 0x80, 0)).astype(np.uint8)
         second = (((z >> 7) & 0x7F) | np.where(z >= 1 << 14, 0x80, 0)).astype(np.uint8)
-        tables = _offset_tables = (sizes, first, second, (z >> 14).astype(np.uint8))  # replaced whole: thread-safe
+        third = (z >> 14).astype(np.uint8)
+        codes = first.astype(np.uint64) | (second.astype(np.uint64) << np.uint64(8)) | \
+            (third.astype(np.uint64) << np.uint64(16))
+        tables = _offset_tables = (sizes, first, second, third, codes)  # replaced whole: thread-safe
     return tables
 
 
@@ -378,9 +400,13 @@ class _OffsetDeltas:
         self.count, self.tables = count, _offset_tables_for(count)
         self.sizes = self.tables[0][:count]
 
+    def codes(self) -> np.ndarray:
+        """Each varint's bytes as a little-endian uint64."""
+        return self.tables[4][:self.count]
+
     def put(self, out: np.ndarray, at: np.ndarray) -> None:
         """Write the varints at positions `at` of `out`."""
-        n, (_, first, second, third) = self.count, self.tables
+        n, (_, first, second, third, _) = self.count, self.tables
         out[at] = first[:n]
         if n > 64:
             out[at[64:] + 1] = second[64:n]
