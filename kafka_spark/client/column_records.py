@@ -41,13 +41,11 @@ class ColumnSource:
         self.keys, self.values, self.timestamp = keys, values, timestamp
         self.key_lengths = None if keys is None else column_lengths(keys)
         self.value_lengths = column_lengths(values)
-        self._encoding: tuple[pa.Array | None, pa.Array] | None = None
+        # made now, while the call's columns are still in the core's cache, once for all the call's batches
+        self._encoding = encoding_columns(keys, values)
 
     def encoding(self) -> tuple[pa.Array | None, pa.Array]:
-        """The key and value columns as the encoder best picks rows of them (`encoding_columns`), made once for
-        the call's batches."""
-        if self._encoding is None:
-            self._encoding = encoding_columns(self.keys, self.values)
+        """The key and value columns as the encoder best picks rows of them (`encoding_columns`)."""
         return self._encoding
 
     def record(self, row: int) -> OutgoingRecord:
