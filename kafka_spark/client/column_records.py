@@ -35,18 +35,15 @@ class ColumnSource:
     """One call's key (None: null keys) and value columns, binary or large_binary, with the time its records
     were sent and each key's and value's length (-1 for a null), worked out once for the call."""
 
-    __slots__ = ("_encoding", "key_lengths", "keys", "timestamp", "value_lengths", "values")
+    __slots__ = ("encoding", "key_lengths", "keys", "timestamp", "value_lengths", "values")
 
     def __init__(self, keys: pa.Array | None, values: pa.Array, timestamp: int) -> None:
         self.keys, self.values, self.timestamp = keys, values, timestamp
         self.key_lengths = None if keys is None else column_lengths(keys)
         self.value_lengths = column_lengths(values)
-        # made now, while the call's columns are still in the core's cache, once for all the call's batches
-        self._encoding = encoding_columns(keys, values)
-
-    def encoding(self) -> tuple[pa.Array | None, pa.Array]:
-        """The key and value columns as the encoder best picks rows of them (`encoding_columns`)."""
-        return self._encoding
+        # The key and value columns as the encoder best picks rows of them (`encoding_columns`): made now, while
+        # the call's columns are still in the core's cache, once for all the call's batches.
+        self.encoding = encoding_columns(keys, values)
 
     def record(self, row: int) -> OutgoingRecord:
         key = None if self.keys is None else self.keys[row].as_py()
@@ -202,7 +199,7 @@ class BatchRecords:
         # each source's columns as they are, with the rows the batch picks: the encoder lays the batch out from them
         keys, values, key_lengths, value_lengths = [], [], [], []
         for (source, _), rows in zip(runs, picks, strict=True):
-            key_column, value_column = source.encoding()
+            key_column, value_column = source.encoding
             keys.append(key_column)
             values.append(value_column)
             key_length, value_length = source.lengths(rows)

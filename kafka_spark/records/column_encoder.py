@@ -198,8 +198,8 @@ def _view_layout(groups: list[Fields], header: int, keys: list[pa.Array] | None,
     width = 2 if keys is None else 4
     items = np.zeros(width * count + 2, _VIEW)
     table = items[1:-1].reshape(count, width)
-    buffers = _inline_varints(items, groups, count, width)
-    if buffers is None:
+    buffers: list[pa.Buffer] = []
+    if not _inline_varints(items, groups, count, width):
         # a head longer than a view holds: the varints go in a column of their own, viewed
         heads, buffers = _views_of(_varint_pieces(groups, count, -1, pa.binary(), True))
         table[:, 0] = heads[:count]
@@ -227,13 +227,13 @@ def _view_layout(groups: list[Fields], header: int, keys: list[pa.Array] | None,
     return memoryview(laid.buffers()[2])[:int(binary_offsets(laid)[-1])]
 
 
-def _inline_varints(items: np.ndarray, groups: list[Fields], count: int, width: int) -> list[pa.Buffer] | None:
+def _inline_varints(items: np.ndarray, groups: list[Fields], count: int, width: int) -> bool:
     """Write each group's varints of a record into its view (group g at item ``1 + record * width + 2 * g``), the
-    bytes inline, and the trailer into the last item; None (nothing written) when a record's group is longer
+    bytes inline, and the trailer into the last item; False (nothing written) when a record's group is longer
     than a view holds. The first record's head leaves out its leading gap: the header stands in its place."""
     sizes = [sum((gap if f is None else f.sizes + gap) for f, gap in fields) for fields in groups]
     if any(int(np.max(s)) > _INLINE for s in sizes):
-        return None
+        return False
     # A view as two little-endian uint64 words: its length in bytes 0-3, then the inline bytes. Each varint's
     # bytes, as an integer, are shifted into place: into the first word, the second, or across both (numpy
     # shifts by 64 bits or more, and the wrapped-around negative ones, give 0).
@@ -256,7 +256,7 @@ def _inline_varints(items: np.ndarray, groups: list[Fields], count: int, width: 
         words[1 + 2 * g:1 + width * count:width, 0] = low
         words[1 + 2 * g:1 + width * count:width, 1] = high
     words[-1, 0] = 1  # the trailer: one zero byte
-    return []
+    return True
 
 
 # Where pyarrow has views, records of every size are laid out by them: each byte is copied once, where the other
