@@ -4,6 +4,9 @@ With --value-format / --key-format, keys and values in Confluent's wire format d
 schema from the registry (as a `pykafka` read decodes them) and print as JSON (decoded_json.py says how
 each type reads). A record that does not decode prints an error line naming its offset and the reason,
 then ends the command with status 1, or with --skip-message-on-error is skipped and counted.
+
+Printed lines hold one record each: control characters in keys, values and headers print as escapes
+(`\\n`, `\\x04`, `\\u2028`); --json --base64 gives the exact bytes.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import argparse
 import base64
 import json
+import re
 import sys
 from datetime import datetime, timezone
 from typing import Any
@@ -34,7 +38,10 @@ EXIT_BAD_RECORD = 1
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("consume", help="read a range of offsets and print the records (or JSON lines)")
+    p = sub.add_parser("consume", help="read a range of offsets and print the records (or JSON lines)",
+                       description="Read a range of offsets and print one line per record: control characters in "
+                                   "keys, values and headers print as escapes (\\n, \\x04, \\u2028); --json "
+                                   "--base64 gives the exact bytes.")
     add_client_args(p)
     add_one_topic_option(p)
     add_partition_option(p)
@@ -80,6 +87,17 @@ def _text(data: bytes | None, b64: bool) -> str | None:
     if data is None:
         return None
     return base64.b64encode(data).decode() if b64 else data.decode("utf-8", "replace")
+
+
+# Characters that would end or garble a printed line: C0/C1 controls, DEL and Unicode's line separators.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _line_safe(text: str | None) -> str | None:
+    """TEXT with its control characters as Python-style escapes, so a record prints on one line."""
+    if text is None:
+        return None
+    return _UNPRINTABLE.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -143,8 +161,9 @@ def _print(row: dict[str, Any], args: argparse.Namespace, decoding: Decoding | N
         print("{" + ", ".join(f"{json.dumps(k)}: {decoded.get(k) or json.dumps(v)}" for k, v in fields.items()) + "}")
         return
     when = ts.astimezone(timezone.utc).isoformat(timespec="milliseconds") if isinstance(ts, datetime) else "-"
-    key = decoded.get("key") or _text(row["key"], False)
-    value = decoded.get("value") or _text(row["value"], False)
-    headers = " ".join(f"{h['key']}={_text(h['value'], False)}" for h in row.get("headers") or [])
+    key = decoded.get("key") or _line_safe(_text(row["key"], False))
+    value = decoded.get("value") or _line_safe(_text(row["value"], False))
+    headers = " ".join(f"{_line_safe(h['key'])}={_line_safe(_text(h['value'], False))}"
+                       for h in row.get("headers") or [])
     print(f"{row['partition']}:{row['offset']}  {when}  key={key}  value={value}"
           + (f"  headers: {headers}" if headers else ""))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -116,3 +117,26 @@ def test_consume_cli_prints_a_range_as_json_lines(kafka, topic_name, capsys):
                 "--max", "2"]) == 0
     out = capsys.readouterr().out
     assert "0:1 " in out and "0:2 " in out and "0:3 " not in out and out.rstrip().endswith("records")
+
+
+def test_consume_cli_prints_one_line_per_record_whatever_the_bytes(kafka, topic_name, capsys):
+    kafka.create_topic(topic_name)
+    # A Confluent-framed key (schema id 10 is a newline byte), a value with line breaks, a header with a DEL
+    values = [b"two\nlines\r\n", b"tab\there\x0bvt\x1cfs", "sep\u2028next\x85".encode(), b"plain"]
+    key = b"\x00\x00\x00\x00\x0a\x04k0"
+    with Producer({"bootstrap.servers": kafka.bootstrap}) as producer:
+        for v in values:
+            producer.send(topic_name, v, key=key, headers=[("h\n", b"x\x7fy")])
+        producer.flush()
+    assert cli(["consume", "-b", kafka.bootstrap, "--topic", topic_name]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("  ")[0] for line in lines] == ["0:0", "0:1", "0:2", "0:3", "# 4 records"]
+    assert [line.split("  value=", 1)[1] for line in lines[:4]] == [
+        r"two\nlines\r\n  headers: h\n=x\x7fy", r"tab\there\x0bvt\x1cfs  headers: h\n=x\x7fy",
+        r"sep\u2028next\x85  headers: h\n=x\x7fy", r"plain  headers: h\n=x\x7fy"]
+    assert all(r"key=\x00\x00\x00\x00\n\x04k0  " in line for line in lines[:4])
+
+    assert cli(["consume", "-b", kafka.bootstrap, "--topic", topic_name, "--json", "--base64"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [base64.b64decode(r["value"]) for r in rows] == values
+    assert {base64.b64decode(r["key"]) for r in rows} == {key}
