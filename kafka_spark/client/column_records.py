@@ -17,10 +17,12 @@ import pyarrow as pa
 
 from kafka_spark.client.records_adapter import (
     OutgoingRecord,
+    Unsealed,
     column_lengths,
-    encode_columns,
     encode_unsealed,
     encoding_columns,
+    frame_records,
+    lay_out_records,
 )
 
 Rows = range | np.ndarray
@@ -28,7 +30,7 @@ Rows = range | np.ndarray
 # Below this many records, a batch is cheaper to encode from Python values: the column encoder's numpy and Arrow
 # calls cost ~70 us a batch whatever its size, the Python loop ~0.3 us a record (measured at 100 B and 1 KB: the
 # column encoder takes 0.10 us a record at 2,000 records of 100 B, as much as the loop at 250 records of 1 KB).
-_FEW = 200
+FEW_FOR_COLUMNS = 200
 
 
 class ColumnSource:
@@ -118,13 +120,18 @@ Part = list[OutgoingRecord] | ColumnRows
 
 class BatchRecords:
     """The records of one queued batch, in order: lists of records (from `send()` or `send_many` with Python
-    values) and runs of `ColumnRows`, kept as given; iterating or indexing gives record tuples."""
+    values) and runs of `ColumnRows`, kept as given (iterating or indexing gives record tuples); and, while every
+    part is rows of columns, the bytes of its first records laid out already (`lay_out`)."""
 
-    __slots__ = ("_count", "_parts")
+    __slots__ = ("_count", "_laid", "_laid_count", "_laid_parts", "_parts")
 
     def __init__(self) -> None:
         self._parts: list[Part] = []
         self._count = 0
+        # the laid-out bytes of the first _laid_count records (the first _laid_parts parts); None once a part of
+        # Python records makes the batch one for the tuple encoder
+        self._laid: list[memoryview] | None = []
+        self._laid_count = self._laid_parts = 0
 
     def __len__(self) -> int:
         return self._count
@@ -149,9 +156,10 @@ class BatchRecords:
         self.extend([record])
 
     def extend(self, records: Iterable[OutgoingRecord] | ColumnRows) -> None:
-        """Add records at the end: a `ColumnRows` as it is (joined to the last run when it continues it)."""
+        """Add records at the end: a `ColumnRows` as it is (joined to the last run when it continues it and is not
+        laid out yet)."""
         parts = self._parts
-        last = parts[-1] if parts else None
+        last = parts[-1] if len(parts) > self._laid_parts else None
         if isinstance(records, ColumnRows):
             if not len(records):
                 return
@@ -163,56 +171,92 @@ class BatchRecords:
             parts.append(records)
             return
         items = list(records)
+        if not items:
+            return
         self._count += len(items)
+        self._laid = None
         if isinstance(last, list):
             last.extend(items)
-        elif items:
+        else:
             parts.append(items)
 
-    def encode_unsealed(self, compression: str) -> bytearray | memoryview:
+    @property
+    def pending(self) -> int:
+        """How many records `lay_out` would lay out now (0 for a batch of Python records)."""
+        return 0 if self._laid is None else self._count - self._laid_count
+
+    def encode_unsealed(self, compression: str) -> Unsealed:
         """These records as a v2 batch without its producer fields and CRC (`records_adapter.seal_records`)."""
         parts = self._parts
-        if parts and all(isinstance(p, ColumnRows) for p in parts):
-            return self._encode_columns(compression)
+        if self._laid is not None and parts and (self._laid_count or self._count >= FEW_FOR_COLUMNS):
+            lay_out([self])
+            stamps = [p.source.timestamp for p in parts if isinstance(p, ColumnRows)]
+            return frame_records(self._laid, self._count, stamps[0], max(stamps), compression)
+        if self._laid is not None and parts:
+            # a few rows: cheaper from Python values than by the column encoder's kernels
+            records: list[OutgoingRecord] = []
+            for part in parts:
+                assert isinstance(part, ColumnRows)
+                key_column, value_column = part.source.rows(part.rows)
+                keys = [None] * len(part) if key_column is None else key_column.to_pylist()
+                records += zip(keys, value_column.to_pylist(), repeat(()), repeat(part.source.timestamp),
+                               strict=False)
+            return encode_unsealed(records, compression)
         return encode_unsealed(parts[0] if len(parts) == 1 and isinstance(parts[0], list) else list(self),
                                compression)
 
-    def _encode_columns(self, compression: str) -> bytearray | memoryview:
-        # consecutive parts of one source are taken together: one slice or gather per source run, not per part
-        runs: list[tuple[ColumnSource, list[Rows]]] = []
-        for part in self._parts:
+
+def lay_out(batches: Iterable[BatchRecords], least: int = 1) -> None:
+    """Lay out the records of `batches` that are rows of columns and not laid out yet, by one pass of the column
+    encoder over all of them, when there are at least `least` (its kernels cost ~70 us a call whatever its size):
+    each batch keeps its piece of the bytes. Called with a call's rows while its columns are in cache."""
+    work = [b for b in batches if b.pending]
+    if sum(b.pending for b in work) < max(least, 1):
+        return
+    # consecutive parts of one source are taken together: one pick of rows per source run, not per part
+    runs: list[tuple[ColumnSource, list[Rows]]] = []
+    offsets: list[np.ndarray] = []
+    stamps: list[tuple[int, int]] = []  # (timestamp delta, records)
+    for batch in work:
+        base = None
+        for part in batch._parts:
+            assert isinstance(part, ColumnRows)
+            base = part.source.timestamp
+            break
+        assert base is not None
+        offsets.append(np.arange(batch._laid_count, batch._count, dtype=np.int64))
+        for part in batch._parts[batch._laid_parts:]:
             assert isinstance(part, ColumnRows)
             if runs and runs[-1][0] is part.source:
                 runs[-1][1].append(part.rows)
             else:
                 runs.append((part.source, [part.rows]))
-        picks = [rows[0] if len(rows) == 1 else np.concatenate(
-            [np.arange(r.start, r.stop) if isinstance(r, range) else r for r in rows]) for _, rows in runs]
-        stamps = [(source.timestamp, len(rows)) for (source, _), rows in zip(runs, picks, strict=True)]
-        if self._count < _FEW:
-            records: list[OutgoingRecord] = []
-            for (source, _), rows in zip(runs, picks, strict=True):
-                key_column, value_column = source.rows(rows)
-                keys = [None] * len(rows) if key_column is None else key_column.to_pylist()
-                records += zip(keys, value_column.to_pylist(), repeat(()), repeat(source.timestamp), strict=False)
-            return encode_unsealed(records, compression)
-        # each source's columns as they are, with the rows the batch picks: the encoder lays the batch out from them
-        keys, values, key_lengths, value_lengths = [], [], [], []
-        for (source, _), rows in zip(runs, picks, strict=True):
-            key_column, value_column = source.encoding
-            keys.append(key_column)
-            values.append(value_column)
-            key_length, value_length = source.lengths(rows)
-            key_lengths.append(key_length)
-            value_lengths.append(value_length)
-        key_parts = None if all(k is None for k in keys) else \
-            [pa.nulls(len(v), v.type) if k is None else k for k, v in zip(keys, values, strict=True)]
-        base = stamps[0][0]
-        deltas = None if all(s == base for s, _ in stamps) else \
-            np.repeat(np.array([s for s, _ in stamps], np.int64) - base, [n for _, n in stamps])
-        lengths = (None if key_parts is None else _joined(key_lengths), _joined(value_lengths))
-        return encode_columns(key_parts, values, deltas, base, max(s for s, _ in stamps), compression, lengths,
-                              picks)
+            stamps.append((part.source.timestamp - base, len(part)))
+    picks = [rows[0] if len(rows) == 1 else np.concatenate(
+        [np.arange(r.start, r.stop) if isinstance(r, range) else r for r in rows]) for _, rows in runs]
+    keys, values, key_lengths, value_lengths = [], [], [], []
+    for (source, _), rows in zip(runs, picks, strict=True):
+        key_column, value_column = source.encoding
+        keys.append(key_column)
+        values.append(value_column)
+        key_length, value_length = source.lengths(rows)
+        key_lengths.append(key_length)
+        value_lengths.append(value_length)
+    key_parts = None if all(k is None for k in keys) else \
+        [pa.nulls(len(v), v.type) if k is None else k for k, v in zip(keys, values, strict=True)]
+    deltas = None if all(d == 0 for d, _ in stamps) else \
+        np.repeat(np.array([d for d, _ in stamps], np.int64), [n for _, n in stamps])
+    lengths = (None if key_parts is None else _joined(key_lengths), _joined(value_lengths))
+    laid, sizes = lay_out_records(key_parts, values, deltas, _joined(offsets), lengths, picks)
+    ends = np.cumsum(sizes)
+    at = 0
+    for batch, batch_offsets in zip(work, offsets, strict=True):
+        stop = int(ends[at + len(batch_offsets) - 1])
+        start = int(ends[at - 1]) if at else 0
+        assert batch._laid is not None
+        batch._laid.append(laid[start:stop])
+        batch._laid_count, batch._laid_parts = batch._count, len(batch._parts)
+        at += len(batch_offsets)
 
 
 def _joined(arrays: list[np.ndarray]) -> np.ndarray:

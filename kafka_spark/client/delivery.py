@@ -14,7 +14,7 @@ import numpy as np
 
 from kafka_spark.client.column_records import BatchRecords
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.records_adapter import OutgoingRecord
+from kafka_spark.client.records_adapter import OutgoingRecord, Unsealed
 
 BATCH_OVERHEAD = 61
 """The v2 batch header's bytes, counted in a batch's size estimate before encoding."""
@@ -138,10 +138,10 @@ class QueuedBatch:
     producer_epoch: int = -1
     base_sequence: int = -1
     sequence_reset: bool = False
-    encoded: bytes | bytearray | memoryview | None = None
+    encoded: bytes | Unsealed | None = None
     # its records encoded by the caller's thread once it was full, still without producer fields (which the
     # sender adds): the thread that made the records reads them while they are in its core's cache
-    unsealed: bytearray | memoryview | None = None
+    unsealed: Unsealed | None = None
     retry_at: float = 0.0
     done: threading.Event = field(default_factory=threading.Event)
     error: BaseException | None = None

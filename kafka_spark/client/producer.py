@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from kafka_spark.client import send_plan
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.column_records import ColumnRows, ColumnSource, picked
+from kafka_spark.client.column_records import FEW_FOR_COLUMNS, ColumnRows, ColumnSource, lay_out, picked
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.delivery import (
     BATCH_OVERHEAD,
@@ -208,6 +208,11 @@ class Producer(BatchSender):
             for name, lo, hi in runs:
                 plan = plans[name]
                 plan.queue(lo, hi, self._append, partial(self._partitioner.partition, name, None, plan.count), spans)
+            if isinstance(records, ColumnRows):
+                # The call's rows in batches still open laid out now, while its columns are in this core's cache
+                # (when the batch is full, several calls later, they would be read from memory).
+                lay_out({id(b): b.records for b, _, _ in spans if self._batches.get(b.tp) is b}.values(),
+                        FEW_FOR_COLUMNS)
             self._cond.notify_all()
         return SentRecords(spans, count)
 

@@ -8,9 +8,15 @@ from typing import Any
 import pyarrow as pa
 
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.protocol.primitives import ByteRuns
 from kafka_spark.records import decode_to_arrow, encode_produced, encode_produced_records, seal_produced
 from kafka_spark.records.column_encoder import Column, Pick, binary_lengths, binary_offsets, layout_columns
-from kafka_spark.records.column_encoder import encode_columns as _encode_columns
+from kafka_spark.records.column_encoder import frame_records as _frame_records
+from kafka_spark.records.column_encoder import lay_out_records as _lay_out_records
+
+Unsealed = bytearray | memoryview | ByteRuns
+"""A batch's bytes as the encoders give them: one buffer, or runs of them (the header first) that a Produce request
+writes by reference."""
 
 OutgoingRecord = tuple[bytes | None, bytes | None, tuple[tuple[str, bytes | None], ...], int]
 """A record queued by the producer: key, value, headers, timestamp (ms). A plain tuple, as `send_many` makes
@@ -58,17 +64,22 @@ def encoding_columns(keys: pa.Array | None, values: pa.Array) -> tuple[pa.Array 
     return layout_columns(keys, values)
 
 
-def encode_columns(keys: Column | None, values: Column, timestamp_deltas: Any, base_timestamp: int,
-                   max_timestamp: int, compression: str, lengths: tuple[Any, Any] | None = None,
-                   picks: Sequence[Pick] | None = None) -> bytearray | memoryview:
-    """`encode_unsealed` for records given as binary columns or pieces of them (`keys` None: null keys), `picks`
-    the rows of each piece to take in order (None: all), with their timestamps' deltas (None: all 0); `lengths`:
-    the picked keys' and values' `column_lengths`, when known."""
-    return _encode_columns(keys, values, timestamp_deltas, base_timestamp, max_timestamp,
-                           None if compression == "none" else compression, lengths, picks)
+def lay_out_records(keys: Column | None, values: Column, timestamp_deltas: Any, offset_deltas: Any,
+                    lengths: tuple[Any, Any], picks: Sequence[Pick]) -> tuple[memoryview, Any]:
+    """The bytes of records given as binary columns or pieces of them (`keys` None: null keys), `picks` the rows
+    of each piece to take in order, as in a v2 batch with these offset deltas and timestamp deltas (None: all
+    0); `lengths`: the picked keys' and values' `column_lengths`. Also each record's size (int64)."""
+    return _lay_out_records(keys, values, timestamp_deltas, offset_deltas, lengths, picks)
 
 
-def seal_records(unsealed: bytearray | memoryview, producer_id: int, producer_epoch: int, base_sequence: int,
-                 transactional: bool = False) -> bytearray | memoryview:
+def frame_records(laid: Sequence[memoryview], count: int, base_timestamp: int, max_timestamp: int,
+                  compression: str) -> Unsealed:
+    """`encode_unsealed` for `count` records laid out by `lay_out_records` (offset deltas 0 .. count - 1, their
+    timestamps' deltas from `base_timestamp`), in pieces."""
+    return _frame_records(laid, count, base_timestamp, max_timestamp, None if compression == "none" else compression)
+
+
+def seal_records(unsealed: Unsealed, producer_id: int, producer_epoch: int, base_sequence: int,
+                 transactional: bool = False) -> Unsealed:
     """An `encode_unsealed` batch completed in place: the same bytes `encode_records` gives."""
     return seal_produced(unsealed, producer_id, producer_epoch, base_sequence, transactional)

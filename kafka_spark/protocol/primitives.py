@@ -190,6 +190,23 @@ class GatheredFrame(bytearray):
         return [p for p in parts if p.nbytes]
 
 
+class ByteRuns:
+    """Bytes held as several buffers, in order (a record batch laid out in pieces): written into a frame as their
+    concatenation, the large runs by reference."""
+
+    __slots__ = ("nbytes", "runs")
+
+    def __init__(self, runs: list[memoryview]) -> None:
+        self.runs = runs
+        self.nbytes = sum(r.nbytes for r in runs)
+
+    def __len__(self) -> int:
+        return self.nbytes
+
+    def __bytes__(self) -> bytes:
+        return b"".join(self.runs)
+
+
 # A record set at least this large goes into a GatheredFrame by reference: below it, copying is cheaper than a
 # segment of a vectored write.
 REFERENCE_MIN = 64 * 1024
@@ -198,6 +215,11 @@ REFERENCE_MIN = 64 * 1024
 def write_bytes(out: bytearray, value: Any, compact: bool, nullable: bool, by_reference: bool = False) -> None:
     """Append (compact) (nullable) bytes from any bytes-like value; with `by_reference`, a large value goes into a
     `GatheredFrame` as a reference."""
+    if isinstance(value, ByteRuns):
+        _write_length(out, value.nbytes, compact)
+        for run in value.runs:
+            _write_view(out, run, by_reference)
+        return
     if value is None:
         if not nullable:
             raise EncodeError("null for non-nullable bytes")
@@ -210,12 +232,19 @@ def write_bytes(out: bytearray, value: Any, compact: bool, nullable: bool, by_re
         view = memoryview(value)
     except TypeError as exc:
         raise EncodeError(f"expected a bytes-like value, got {type(value).__name__}") from exc
-    n = view.nbytes
+    _write_length(out, view.nbytes, compact)
+    _write_view(out, view, by_reference)
+
+
+def _write_length(out: bytearray, n: int, compact: bool) -> None:
     if compact:
         write_uvarint(out, n + 1)
     else:
         out += INT32.pack(n)
-    if by_reference and n >= REFERENCE_MIN and isinstance(out, GatheredFrame):
+
+
+def _write_view(out: bytearray, view: memoryview, by_reference: bool) -> None:
+    if by_reference and view.nbytes >= REFERENCE_MIN and isinstance(out, GatheredFrame):
         out.refer(byte_view(view))
     else:
         out += view

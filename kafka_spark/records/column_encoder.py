@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafka_spark.protocol.primitives import ByteRuns
 from kafka_spark.records.compression import compress
 from kafka_spark.records.constants import MAGIC_V2, V2_HEADER, Compression, compression_of
 
@@ -64,6 +65,47 @@ def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.nda
     rows of it the batch holds, in order (None: all). `lengths`: the picked keys' (None without keys) and values'
     `binary_lengths`, when the caller has them."""
     codec = compression_of(compression)
+    header = V2_HEADER.size if codec == Compression.NONE else 0  # laid out in front of the first record
+    laid, sizes = lay_out_records(keys, values, timestamp_deltas, None, lengths, picks, header)
+    return _framed(laid, header, codec, len(sizes), base_timestamp, max_timestamp)
+
+
+def frame_records(laid: Sequence[memoryview], count: int, base_timestamp: int, max_timestamp: int,
+                  compression: str | int | None = None) -> ByteRuns | bytearray:
+    """`encode_columns`'s batch from records laid out already (`lay_out_records`, with no header), in pieces:
+    `count` records, offset deltas 0 .. count - 1, timestamp deltas from `base_timestamp`. Uncompressed, it is the
+    header and the pieces as they are (`seal_produced` completes it; written by reference), not copied again."""
+    codec = compression_of(compression)
+    if codec == Compression.NONE:
+        head = bytearray(V2_HEADER.size)
+        _framed(head, V2_HEADER.size, codec, count, base_timestamp, max_timestamp,
+                V2_HEADER.size + sum(v.nbytes for v in laid))
+        return ByteRuns([memoryview(head), *laid])
+    out = _framed(b"".join(laid), 0, codec, count, base_timestamp, max_timestamp)
+    assert isinstance(out, bytearray)
+    return out
+
+
+def _framed(laid: bytearray | bytes | memoryview, header: int, codec: int, count: int, base_timestamp: int,
+            max_timestamp: int, size: int | None = None) -> bytearray | memoryview:
+    # the records with `header` bytes in front (compressed: none) as a batch of `size` bytes (None: all of them
+    # in `laid`): compressed, and its header written
+    if codec == Compression.NONE:
+        out: bytearray | memoryview = laid if isinstance(laid, (bytearray, memoryview)) else bytearray(laid)
+    else:
+        out = bytearray(V2_HEADER.size)
+        out += compress(codec, bytes(laid), magic=MAGIC_V2)
+    V2_HEADER.pack_into(out, 0, 0, (len(out) if size is None else size) - 12, -1, MAGIC_V2, 0, int(codec),
+                        max(count - 1, 0), base_timestamp, max_timestamp, -1, -1, -1, count)
+    return out
+
+
+def lay_out_records(keys: Column | None, values: Column, timestamp_deltas: np.ndarray | None,
+                    offset_deltas: np.ndarray | None, lengths: tuple[np.ndarray | None, np.ndarray] | None = None,
+                    picks: Sequence[Pick] | None = None, header: int = 0) -> tuple[memoryview, np.ndarray]:
+    """The bytes of the records `encode_columns` takes, as in a v2 batch (no headers), after `header` zero bytes;
+    and each record's size in bytes. `offset_deltas`: the records' offset deltas (None: 0, 1, ...), such as a
+    batch's records after the ones laid out before them."""
     value_parts = _pieces_of(values)
     key_parts = None if keys is None else _pieces_of(keys)
     chosen: list[Pick] = [None] * len(value_parts) if picks is None else list(picks)
@@ -78,19 +120,19 @@ def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.nda
         # gathered first: the take and the join lay out whole pieces
         value_parts = [_picked(c, p) for c, p in zip(value_parts, chosen, strict=True)]
         key_parts = None if key_parts is None else [_picked(c, p) for c, p in zip(key_parts, chosen, strict=True)]
-    header = V2_HEADER.size if codec == Compression.NONE else 0  # laid out in front of the first record
-    offset = _OffsetDeltas(count) if count <= _OFFSETS_MAX else _Varints(np.arange(count, dtype=np.int64))
+    offset = _offset_deltas(count, offset_deltas)
     key, value = _Varints(key_lengths), _Varints(value_lengths)
     time = None if timestamp_deltas is None else _Varints(timestamp_deltas)
     time_n = 1 if time is None else time.sizes
-    length = _Varints(1 + time_n + offset.sizes + key.sizes + value.sizes + data + 1)
+    body = 1 + time_n + offset.sizes + key.sizes + value.sizes + data + 1
+    length = _Varints(body)
     # a record's head: the previous record's trailer (no headers: 0), length, attributes (0), timestamp delta (0
     # when none is given), offset delta, key length (and value length without keys)
     head: Fields = [(None, 1), (length, 1), (time, 1 if time is None else 0), (offset, 0), (key, 0)]
     tail: Fields = [(value, 0)]
+    sizes = length.sizes + body
     if by_views:
-        # the batch's size: its header, then each record's length varint and the length it gives
-        total = header + int(length.sizes.sum()) + int((length.zigzag >> np.uint64(1)).sum())
+        total = header + int(sizes.sum())
         kind = pa.binary() if total <= _BINARY_MAX else pa.large_binary()
         groups = [head + tail] if key_parts is None else [head, tail]
         laid = _view_layout(groups, header, key_parts, value_parts, chosen, count, kind)
@@ -106,14 +148,7 @@ def encode_columns(keys: Column | None, values: Column, timestamp_deltas: np.nda
         laid = _join(varints, key_parts, value_parts, count, kind)
     else:
         laid = memoryview(bytearray(header))
-    if codec == Compression.NONE:
-        out: bytearray | memoryview = laid
-    else:
-        out = bytearray(V2_HEADER.size)
-        out += compress(codec, bytes(laid), magic=MAGIC_V2)
-    V2_HEADER.pack_into(out, 0, 0, len(out) - 12, -1, MAGIC_V2, 0, int(codec), max(count - 1, 0), base_timestamp,
-                        max_timestamp, -1, -1, -1, count)
-    return out
+    return laid, sizes
 
 
 def _pieces_of(column: Column) -> list[pa.Array]:
@@ -392,26 +427,40 @@ def _offset_tables_for(count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, 
 
 
 class _OffsetDeltas:
-    """The varints of 0 .. count - 1, from the tables (count <= _OFFSETS_MAX)."""
+    """The varints of the offset deltas 0 .. count - 1, or of the given ones (all below _OFFSETS_MAX), from the
+    tables."""
 
-    __slots__ = ("count", "sizes", "tables")
+    __slots__ = ("at", "count", "sizes", "tables")
 
-    def __init__(self, count: int) -> None:
-        self.count, self.tables = count, _offset_tables_for(count)
-        self.sizes = self.tables[0][:count]
+    def __init__(self, count: int, deltas: np.ndarray | None = None) -> None:
+        self.count, self.at = count, deltas
+        self.tables = _offset_tables_for(count if deltas is None else int(deltas.max()) + 1 if count else 0)
+        self.sizes = self.tables[0][:count] if deltas is None else self.tables[0][deltas]
+
+    def _of(self, table: np.ndarray) -> np.ndarray:
+        return table[:self.count] if self.at is None else table[self.at]
 
     def codes(self) -> np.ndarray:
         """Each varint's bytes as a little-endian uint64."""
-        return self.tables[4][:self.count]
+        return self._of(self.tables[4])
 
     def put(self, out: np.ndarray, at: np.ndarray) -> None:
         """Write the varints at positions `at` of `out`."""
-        n, (_, first, second, third, _) = self.count, self.tables
-        out[at] = first[:n]
-        if n > 64:
-            out[at[64:] + 1] = second[64:n]
-        if n > 8192:
-            out[at[8192:] + 2] = third[8192:n]
+        _, first, second, third, _ = self.tables
+        out[at] = self._of(first)
+        for table, size in ((second, 2), (third, 3)):
+            rows = np.flatnonzero(self.sizes >= size)
+            if len(rows):
+                out[at[rows] + size - 1] = self._of(table)[rows]
+
+
+def _offset_deltas(count: int, deltas: np.ndarray | None) -> _OffsetDeltas | _Varints:
+    """The varints of `count` offset deltas: 0, 1, ... (None) or `deltas`."""
+    if deltas is None:
+        return _OffsetDeltas(count) if count <= _OFFSETS_MAX else _Varints(np.arange(count, dtype=np.int64))
+    if not count or int(deltas.max()) < _OFFSETS_MAX:
+        return _OffsetDeltas(count, deltas)
+    return _Varints(deltas)
 
 
 def _varint_pieces(groups: list[Fields], count: int, lead: int, kind: pa.DataType, trailer: bool) -> pa.Array:

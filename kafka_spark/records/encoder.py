@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from typing import Any
 
+from kafka_spark.protocol.primitives import ByteRuns
 from kafka_spark.protocol.varint import encode_varint
 from kafka_spark.records.compression import compress
 from kafka_spark.records.constants import (
@@ -251,14 +252,18 @@ _PRODUCER_FIELDS = struct.Struct(">qhi")  # producer id, producer epoch, base se
 _PRODUCER_FIELDS_OFFSET = 43
 
 
-def seal_produced(batch: bytearray | memoryview, producer_id: int = -1, producer_epoch: int = -1,
-                  base_sequence: int = -1, transactional: bool = False) -> bytearray | memoryview:
-    """Complete (in place) a batch from `encode_produced_records` (or a writable view of one) with its producer
-    fields and its CRC."""
-    attributes = struct.unpack_from(">h", batch, V2_ATTRIBUTES_OFFSET)[0] & ~TRANSACTIONAL_MASK
-    struct.pack_into(">h", batch, V2_ATTRIBUTES_OFFSET, attributes | (TRANSACTIONAL_MASK if transactional else 0))
-    _PRODUCER_FIELDS.pack_into(batch, _PRODUCER_FIELDS_OFFSET, producer_id, producer_epoch, base_sequence)
-    struct.pack_into(">I", batch, V2_CRC_OFFSET, crc32c(memoryview(batch)[V2_ATTRIBUTES_OFFSET:]))
+def seal_produced(batch: bytearray | memoryview | ByteRuns, producer_id: int = -1, producer_epoch: int = -1,
+                  base_sequence: int = -1, transactional: bool = False) -> bytearray | memoryview | ByteRuns:
+    """Complete (in place) a batch from `encode_produced_records` (or a writable view of one, or one in runs whose
+    first holds the header) with its producer fields and its CRC."""
+    head = batch.runs[0] if isinstance(batch, ByteRuns) else batch
+    attributes = struct.unpack_from(">h", head, V2_ATTRIBUTES_OFFSET)[0] & ~TRANSACTIONAL_MASK
+    struct.pack_into(">h", head, V2_ATTRIBUTES_OFFSET, attributes | (TRANSACTIONAL_MASK if transactional else 0))
+    _PRODUCER_FIELDS.pack_into(head, _PRODUCER_FIELDS_OFFSET, producer_id, producer_epoch, base_sequence)
+    crc = crc32c(memoryview(head)[V2_ATTRIBUTES_OFFSET:])
+    for run in batch.runs[1:] if isinstance(batch, ByteRuns) else ():
+        crc = crc32c(run, crc)
+    struct.pack_into(">I", head, V2_CRC_OFFSET, crc)
     return batch
 
 

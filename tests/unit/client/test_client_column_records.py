@@ -1,6 +1,7 @@
 """A batch's records from Arrow columns (`client.column_records`): they read back as the record tuples they stand
 for, and a batch mixing them with `send()` records, rows of several calls (other timestamps) or rows in any order
-encodes to the bytes of the same tuples."""
+encodes to the bytes of the same tuples, whether its rows were laid out call by call (several batches at once) or
+when it is sealed."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from kafka_spark.client.column_records import BatchRecords, ColumnRows, ColumnSource, picked, reordered
+from kafka_spark.client.column_records import BatchRecords, ColumnRows, ColumnSource, lay_out, picked, reordered
 from kafka_spark.records import encode_produced_records
 
 STAMP = 1_700_000_000_000
@@ -71,3 +72,38 @@ def test_mixed_batches_encode_as_their_tuples(compression: str) -> None:
     assert len(joined._parts) == 1 and len(joined) == 30
     with pytest.raises(IndexError):
         joined[30]
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip"])
+def test_rows_laid_out_call_by_call_encode_as_their_tuples(compression: str) -> None:
+    # Three calls (other timestamps, one with null keys) into three open batches, each call's rows laid out once
+    # for all batches when the call ends (the last call's few rows wait for the seal); a send() record makes a
+    # batch one for the tuple encoder again.
+    calls = [_source(4, 900, STAMP), _source(5, 600, STAMP + 70, null_keys=True), _source(6, 40, STAMP + 99_000)]
+    batches = [BatchRecords() for _ in range(3)]
+    expected: list[list[tuple]] = [[], [], []]
+    rng = np.random.default_rng(8)
+    for n, (source, records) in enumerate(calls):
+        before = [len(e) for e in expected]
+        rows = np.arange(len(records))
+        owner = rng.integers(0, 3, len(records))
+        for b, batch in enumerate(batches):
+            mine = rows[owner == b]
+            if b == 0:
+                batch.extend(ColumnRows(source, range(0, 10)))  # runs of rows in order
+                batch.extend(ColumnRows(source, range(10, 25)))
+                mine = np.arange(25, len(records))[owner[25:] == 0]
+                expected[b] += records[:25]
+            batch.extend(ColumnRows(source, mine))
+            expected[b] += [records[i] for i in mine.tolist()]
+        lay_out(batches, 200)  # the last call's 40 rows stay for the seal
+        assert [b.pending for b in batches] == ([0, 0, 0] if n < 2 else
+                                                [len(e) - b for e, b in zip(expected, before, strict=True)])
+    mixed = batches[2]
+    mixed.append((b"k", b"v", (("h", b"1"),), STAMP + 5))
+    expected[2].append((b"k", b"v", (("h", b"1"),), STAMP + 5))
+    assert mixed.pending == 0
+    for batch, records in zip(batches, expected, strict=True):
+        assert list(batch) == records
+        want = encode_produced_records(records, None if compression == "none" else compression)
+        assert bytes(batch.encode_unsealed(compression)) == bytes(want)

@@ -1,7 +1,8 @@
 """`records.column_encoder` writes byte for byte what `encode_produced_records` writes for the same records: null and
 empty keys and values, lengths at every varint step, timestamp and offset deltas past two-byte varints, sliced,
 large and string columns, columns in pieces, rows picked from pieces, every codec, by each layout (binary views,
-one take, or an element-wise join); and a batch sealed in place."""
+one take, or an element-wise join); a batch laid out in runs (each with its own offset and timestamp deltas,
+as a producer lays out a batch's records call by call) and framed; and a batch sealed in place."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from kafka_spark.records import column_encoder, encode_produced_records, seal_produced
-from kafka_spark.records.column_encoder import binary_lengths, encode_columns
+from kafka_spark.records.column_encoder import binary_lengths, encode_columns, frame_records, lay_out_records
 
 BASE = 1_700_000_000_000
 
@@ -113,6 +114,32 @@ def test_rows_picked_from_pieces() -> None:
                                                                         else pick)]
     got = encode_columns(key_parts, value_parts, None, BASE, BASE, picks=picks)
     assert bytes(got) == _expected([keys[r] for r in rows], [values[r] for r in rows], [BASE] * len(rows), None)
+
+
+@pytest.mark.parametrize("compression", [None, "lz4"])
+@pytest.mark.parametrize("cuts", [(0, 9000), (0, 1, 64, 65, 8191, 8192, 9000), (0, 3000, 3000, 9000)])
+def test_laid_out_in_runs_then_framed(cuts: tuple[int, ...], compression: str | None) -> None:
+    # the batch's runs are laid out together with other batches' runs around them (offset deltas not from 0)
+    keys, values = _columns(17, 9000, (0, 3, 120), 0.2)
+    stamps = [BASE + 40 * (i // 500) for i in range(9000)]
+    key_column, value_column = pa.array(keys, pa.binary()), pa.array(values, pa.binary())
+    laid = []
+    for a, b in itertools.pairwise(cuts):
+        others = 7
+        picks = [range(0, others), range(a, b), range(b, b + others) if b + others <= 9000 else range(0, others)]
+        offsets = np.concatenate([np.arange(500, 500 + others), np.arange(a, b), np.arange(others)])
+        deltas = np.array([0] * others + [t - BASE for t in stamps[a:b]] + [-5] * others, np.int64)
+        pieces = [key_column, key_column, key_column], [value_column, value_column, value_column]
+        bytes_, sizes = lay_out_records(*pieces, deltas, offsets, picks=picks)
+        ends = np.cumsum(sizes)
+        assert int(ends[-1]) == len(bytes_)
+        laid.append(bytes_[int(ends[others - 1]):int(ends[others + b - a - 1])] if b > a else memoryview(b""))
+    got = frame_records(laid, 9000, BASE, stamps[-1], compression)
+    assert bytes(got) == _expected(keys, values, stamps, compression)
+    # sealed as it is (uncompressed: the header's run and the pieces, not joined) into the tuple batch's bytes
+    want = encode_produced_records([(k, v, (), t) for k, v, t in zip(keys, values, stamps, strict=True)],
+                                   compression)
+    assert bytes(seal_produced(got, 7, 1, 40, True)) == bytes(seal_produced(want, 7, 1, 40, True))
 
 
 def test_sealed_in_place_as_the_tuple_batch() -> None:
