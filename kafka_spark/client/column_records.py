@@ -218,12 +218,9 @@ def lay_out(batches: Iterable[BatchRecords], least: int = 1) -> None:
     offsets: list[np.ndarray] = []
     stamps: list[tuple[int, int]] = []  # (timestamp delta, records)
     for batch in work:
-        base = None
-        for part in batch._parts:
-            assert isinstance(part, ColumnRows)
-            base = part.source.timestamp
-            break
-        assert base is not None
+        first = batch._parts[0]
+        assert isinstance(first, ColumnRows)
+        base = first.source.timestamp  # the batch's base timestamp: its first record's
         offsets.append(np.arange(batch._laid_count, batch._count, dtype=np.int64))
         for part in batch._parts[batch._laid_parts:]:
             assert isinstance(part, ColumnRows)
