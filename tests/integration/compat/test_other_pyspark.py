@@ -72,6 +72,14 @@ def installed_pyspark(python: Path) -> str:
 
 
 @pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the sources with the wheel built in it by docs/install.md's command, once for every version."""
+    src = source_copy(tmp_path_factory.mktemp("wheel-source"))
+    run(command(BUILD, sys.executable), cwd=src)
+    return src
+
+
+@pytest.fixture(scope="module")
 def compat_topic(kafka) -> str:
     name = "compat-other-pyspark"
     kafka.create_topic(name, partitions=2)
@@ -87,18 +95,17 @@ def test_documented_install_commands_are_the_tested_ones() -> None:
 
 @pytest.mark.timeout(1800)  # a cold machine downloads and builds PySpark's wheel once
 @pytest.mark.parametrize("version", PYSPARKS)
-def test_wheel_in_an_environment_with_another_pyspark(version: str, kafka, compat_topic, tmp_path) -> None:
+def test_wheel_in_an_environment_with_another_pyspark(version: str, kafka, compat_topic, built: Path,
+                                                     tmp_path: Path) -> None:
     python = spark_env(version, tmp_path)
-    src = source_copy(tmp_path)
-    run(command(BUILD, sys.executable), cwd=src)
     before = installed_pyspark(python)
     assert before == version
 
-    run(command(DRY_RUN, str(python)), cwd=src)
-    report = json.loads((src / "pip-report.json").read_text())
+    run(command(DRY_RUN, str(python)), cwd=built)
+    report = json.loads((built / "pip-report.json").read_text())
     planned = {item["metadata"]["name"].lower() for item in report["install"]}
     assert "kafka-spark" in planned and "pyspark" not in planned, planned
-    run(command(INSTALL, str(python)), cwd=src)
+    run(command(INSTALL, str(python)), cwd=built)
     assert installed_pyspark(python) == before
 
     # The driver and its Python workers run that environment's interpreter, as docs/install.md says they must.

@@ -1,5 +1,5 @@
-"""`format("pykafka")` under spark-submit, locally and on a standalone cluster whose executors are
-separate processes: both runs read the same DataFrame as the test's local session."""
+"""`format("pykafka")` under spark-submit on a standalone cluster whose executors are separate processes: the run
+reads the same DataFrame as the test's local session. (`./spark-submit.sh` in local mode runs every job test.)"""
 
 from __future__ import annotations
 
@@ -36,13 +36,6 @@ def assert_same_as_local(spark, kafka, topic, written):
     local = spark.read.format("pykafka").option("kafka.bootstrap.servers", kafka.bootstrap) \
         .option("subscribe", topic).load()
     assert_df_equality(rows, local, ignore_row_order=True, ignore_nullable=True)
-
-
-def test_spark_submit_local_mode(spark, kafka, deploy_topic, tmp_path):
-    out = tmp_path / "rows"
-    report = submit(str(APP), kafka.bootstrap, deploy_topic, str(out))
-    assert report["master"].startswith("local")
-    assert_same_as_local(spark, kafka, deploy_topic, out)
 
 
 def test_standalone_cluster_reads_the_same_dataframe(spark, kafka, standalone, deploy_topic, tmp_path):

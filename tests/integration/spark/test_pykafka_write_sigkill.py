@@ -1,7 +1,7 @@
 """A Kafka -> Kafka stream written with format("pykafka") exactlyOnce=true, its driver SIGKILLed at random moments
 while records keep arriving: a read_committed reader sees every input record exactly once.
 
-KAFKA_SPARK_KILLS sets the number of kills (3 in the suite, 10 for the full schedule). KAFKA_SPARK_SPARK_SINK_KILLS=1
+KAFKA_SPARK_KILLS sets the number of kills (2 in the suite, 10 for the full schedule). KAFKA_SPARK_SPARK_SINK_KILLS=1
 runs the same kill schedule with Spark's format("kafka") sink and prints its duplicate count (it is at-least-once).
 """
 
