@@ -6,7 +6,8 @@ views of a small column when longer than a view holds) and views of the key and 
 rows a batch picks from a column are picked as views), and one cast to binary copies the bytes, once, into the
 batch. Older pyarrow writes the varints into a small Arrow column, gathers the picked rows, then lays the batch out
 by one Arrow take or an element-wise join. The bytes are those
-`encode_produced_records` writes for the same records (no headers).
+`encode_produced_records` writes for the same records (no headers). `lay_out_records` lays out records with any
+offset deltas (a batch's records as they come, call by call) and `frame_records` makes a batch of such pieces.
 """
 
 from __future__ import annotations
