@@ -187,8 +187,10 @@ def ensure_jars(name: str) -> Path:
 
 
 def classpath(name: str) -> str:
-    """A Java class path (`dir/*`) for the artifact set `name`, fetching it if needed."""
-    return str(ensure_jars(name) / "*")
+    """A Java class path (`dir/*`) for the artifact set `name`, fetching it if needed. The folder's real path: a
+    cache whose jar folders are links to another's (the tests' private caches) starts the same JVMs, which then
+    share their class archives (keyed on the class path) rather than each writing its own."""
+    return str(ensure_jars(name).resolve() / "*")
 
 
 def _artifact_name(jar: str) -> str:
