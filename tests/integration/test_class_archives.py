@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kafka_spark.local import class_archive
-from kafka_spark.local.jars import jar_dir
+from kafka_spark.local.jars import classpath, jar_dir
 from kafka_spark.local.tools import KafkaTools
 
 TOPICS = "org.apache.kafka.tools.TopicCommand"
@@ -37,7 +37,7 @@ def test_a_tool_writes_its_archive_and_the_next_starts_use_it(kafka, cache: Path
     tools = KafkaTools("kafka4", kafka.bootstrap)
     first = tools.run("topics", "--list").stdout
     (partial,) = settle(cache / "jvm")
-    archive = class_archive.jvm_archive_path(str(jar_dir("kafka4") / "*"), TOPICS)
+    archive = class_archive.jvm_archive_path(classpath("kafka4"), TOPICS)
     assert archive is not None and partial.name.startswith(archive.name)
     second = tools.run("topics", "--list").stdout  # adopts the checked partial, then starts from it
     assert archive.is_file() and not list((cache / "jvm").glob("*.partial"))
@@ -54,5 +54,5 @@ def test_a_damaged_archive_is_dropped_and_the_tool_still_runs(kafka, cache: Path
     # the checking JVM crashes on it, not the tool: the tool runs, writing a new partial
     assert topic_name in tools.run("topics", "--list").stdout.split()
     assert not partial.exists() and not list(Path.cwd().glob("hs_err_pid*.log"))
-    archive = class_archive.jvm_archive_path(str(jar_dir("kafka4") / "*"), TOPICS)
+    archive = class_archive.jvm_archive_path(classpath("kafka4"), TOPICS)
     assert archive is not None and not archive.exists()
