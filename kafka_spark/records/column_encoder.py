@@ -79,9 +79,9 @@ def frame_records(laid: Sequence[memoryview], count: int, base_timestamp: int, m
     codec = compression_of(compression)
     if codec == Compression.NONE:
         head = bytearray(V2_HEADER.size)
-        _framed(head, V2_HEADER.size, codec, count, base_timestamp, max_timestamp,
-                V2_HEADER.size + sum(v.nbytes for v in laid))
-        return ByteRuns([memoryview(head), *laid])
+        runs = ByteRuns([memoryview(head), *laid])
+        _framed(head, V2_HEADER.size, codec, count, base_timestamp, max_timestamp, runs.nbytes)
+        return runs
     out = _framed(b"".join(laid), 0, codec, count, base_timestamp, max_timestamp)
     assert isinstance(out, bytearray)
     return out
