@@ -225,6 +225,53 @@ def test_a_call_waiting_for_room_tops_up_the_open_batch_unless_room_is_long_in_c
         assert [len(b) for b in broker.batches[("t", 3)]] == batches
 
 
+def _arrival(broker: RecordingBroker, partition: int, since: float, timeout: float = 5) -> float:
+    """Seconds from `since` until the broker holds a batch of `partition`."""
+    deadline = time.monotonic() + timeout
+    while not broker.batches.get(("t", partition)) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return time.monotonic() - since
+
+
+def test_records_added_to_an_open_batch_go_at_linger_ms_of_its_first() -> None:
+    # The second call only tops up the batch the first opened (the sender is not woken for it): the batch still
+    # goes linger.ms after it opened, with both calls' records, and without flush().
+    with RecordingBroker() as broker, _producer(broker, **{"batch.size": 100_000, "linger.ms": 300}) as producer:
+        opened = time.monotonic()
+        first = producer.send_many("t", [b"x" * 100] * 2, partitions=[3] * 2)
+        time.sleep(0.1)
+        second = producer.send_many("t", [b"y" * 100] * 2, partitions=[3] * 2)
+        waited = _arrival(broker, 3, opened)
+        assert 0.29 <= waited < 3
+        assert first.get(5) == 2 and second.get(5) == 2
+        assert [len(b) for b in broker.batches[("t", 3)]] == [4]
+
+
+def test_an_open_batch_topped_up_after_a_wait_for_room_goes_as_soon_as_it_is_past_linger_ms() -> None:
+    # While a caller waits for room, the sender leaves the open batches open; once the caller has added its
+    # records (to the open batch, which stays open), the batch is long past linger.ms and goes at once, not
+    # after the sender's idle wait (half a second).
+    with RecordingBroker() as broker, _producer(broker, **{"batch.size": EXACT, "linger.ms": 20,
+                                                           "buffer.memory": 8 * 121}) as producer:
+        broker.gate.clear()
+        first = producer.send_many("t", [b"x" * 100] * 7, partitions=[3] * 7)  # a full batch held, 2 open
+        done: list[Any] = []
+        waiter = threading.Thread(target=lambda: done.append(
+            producer.send_many("t", [b"y" * 100] * 2, partitions=[3] * 2)))
+        waiter.start()
+        time.sleep(0.15)
+        assert waiter.is_alive()
+        opened = time.monotonic()
+        broker.gate.set()
+        waiter.join(10)
+        deadline = time.monotonic() + 5
+        while len(broker.batches.get(("t", 3), [])) < 2 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert time.monotonic() - opened < 0.4, "the topped-up batch waited for the sender's idle wait"
+        assert first.get(5) == 7 and done[0].get(5) == 2
+        assert [len(b) for b in broker.batches[("t", 3)]] == [5, 4]
+
+
 def test_a_call_waiting_on_open_batches_alone_seals_them() -> None:
     # Nothing sealed can free room (linger.ms never ends, the batch is far from full): the wait sends them.
     with RecordingBroker() as broker, _producer(broker, **{"batch.size": 100_000, "buffer.memory": 1000}) as producer:
