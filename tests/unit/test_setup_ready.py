@@ -23,6 +23,11 @@ def _ready_file(env: dict[str, str] | None = None) -> Path:
     return Path(_setup("--ready-file", env=env).stdout.strip())
 
 
+def _archives(stamp: Path) -> list[Path]:
+    """The class archives a set-up's stamp lists."""
+    return [Path(p) for p in stamp.read_text().splitlines() if p.endswith(".jsa")]
+
+
 def test_a_set_up_checkout_is_ready_at_once_and_a_missing_part_runs_the_set_up_again(tmp_path: Path) -> None:
     first = _setup()
     assert first.returncode == 0, first.stderr[-3000:]
@@ -46,8 +51,9 @@ def test_a_set_up_checkout_is_ready_at_once_and_a_missing_part_runs_the_set_up_a
 def test_another_cache_has_its_own_stamp_and_shares_the_class_archives(tmp_path: Path) -> None:
     assert _setup().returncode == 0
     ready = _ready_file()
-    archives = sorted(Path(p).name for p in ready.read_text().splitlines() if p.endswith(".jsa"))
-    before = set(os.listdir(Path(next(p for p in ready.read_text().splitlines() if p.endswith(".jsa"))).parent))
+    archives = sorted(a.name for a in _archives(ready))
+    folder = _archives(ready)[0].parent
+    before = set(os.listdir(folder))
 
     env = private_cache(tmp_path)
     theirs = _ready_file(env)
@@ -55,9 +61,8 @@ def test_another_cache_has_its_own_stamp_and_shares_the_class_archives(tmp_path:
     private = _setup(env=env)
     assert private.returncode == 0, private.stderr[-3000:]
     # the same archives, reached through the private cache's link: none written for it
-    assert sorted(Path(p).name for p in theirs.read_text().splitlines() if p.endswith(".jsa")) == archives
-    assert set(os.listdir(Path(next(p for p in ready.read_text().splitlines() if p.endswith(".jsa"))).parent)) \
-        == before
+    assert sorted(a.name for a in _archives(theirs)) == archives
+    assert set(os.listdir(folder)) == before
     # both stamps stand: each set-up is ready at once
     assert _setup().stderr == "" and _setup(env=env).stderr == ""
 
