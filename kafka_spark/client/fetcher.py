@@ -81,7 +81,7 @@ class RangeReader:
     def __init__(self, cluster: Cluster, topic: str, partition: int, start: int, end: int, *,
                  isolation_level: str | None = None, include_headers: bool = False,
                  fail_on_data_loss: bool = True, timeout_s: float | None = None,
-                 pipeline_depth: int | None = None) -> None:
+                 pipeline_depth: int | None = None, views: bool = False) -> None:
         if start < 0 or end < start:
             raise ValueError(f"invalid offset range [{start}, {end}) for {topic}-{partition}")
         self.cluster = cluster
@@ -91,6 +91,7 @@ class RangeReader:
         self.end = end
         self.read_committed = (isolation_level or self.config.isolation_level) == "read_committed"
         self.include_headers = include_headers
+        self.views = views  # keys and values as binary_view arrays into the responses (decode_to_arrow)
         self.fail_on_data_loss = fail_on_data_loss
         self.timeout_s = timeout_s if timeout_s is not None else self.config.default_api_timeout_ms / 1000
         self.depth = max(1, pipeline_depth or self.config.fetch_pipeline_depth)
@@ -193,7 +194,7 @@ class RangeReader:
             self._fill_pipeline()
         aborted = part.get("aborted_transactions") or []
         batch = decode_fetched(data[:found.complete_bytes], self.tp, self.position, self.end,
-                               aborted if self.read_committed else None, self.include_headers)
+                               aborted if self.read_committed else None, self.include_headers, self.views)
         if batch is not None and batch.num_rows:
             _check_order(batch, self.tp, next_offset)
         self.position = min(next_offset, self.end)

@@ -24,7 +24,7 @@ thousands at a time and the encoder takes it as it is."""
 
 
 def decode_fetched(data: memoryview, tp: TopicPartition, start: int, end: int,
-                   aborted: Sequence[Any] | None, include_headers: bool) -> pa.RecordBatch | None:
+                   aborted: Sequence[Any] | None, include_headers: bool, views: bool = False) -> pa.RecordBatch | None:
     """Records of complete batches in `data` with offsets in [start, end), as Spark's Kafka schema.
 
     `aborted` (read_committed only) lists the fetch response's aborted transactions; control records
@@ -33,7 +33,7 @@ def decode_fetched(data: memoryview, tp: TopicPartition, start: int, end: int,
     pairs = None if aborted is None else [(a["producer_id"], a["first_offset"]) for a in aborted]
     result = decode_to_arrow(data, tp.topic, tp.partition, start_offset=start, end_offset=end, aborted=pairs,
                              isolation="read_uncommitted" if aborted is None else "read_committed",
-                             include_headers=include_headers)
+                             include_headers=include_headers, views=views)
     return result.batch
 
 

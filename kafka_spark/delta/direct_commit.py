@@ -54,7 +54,7 @@ def file_spec(target: DirectTarget) -> FileSpec:
 def direct_options(spec: FileSpec) -> dict[str, str]:
     """The internal `pykafka` options that make a read write `spec`'s files (batch.py's `directWriteTo`)."""
     options = {"directWriteTo": json.dumps({"writer": WRITER, "rows": FILE_ROWS_DDL,
-                                            "spec": json.loads(spec.to_json())})}
+                                            "spec": json.loads(spec.to_json()), "views": spec.takes_views})}
     if spec.storage_options:
         options["directWriteSecret"] = json.dumps(dict(spec.storage_options))
     return options

@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import decimal
+import functools
 import json
 import math
 import re
@@ -211,6 +212,24 @@ class FileSpec:
         from deltalake import Schema
 
         return pa.schema(Schema.from_json(self.schema_json).to_arrow())
+
+    @property
+    def takes_views(self) -> bool:
+        """Whether the tasks should hand the writer keys and values as binary_view arrays into the bytes they
+        read (`decode_to_arrow`'s `views`): the Parquet files then get them without a copy. Not when the values
+        are parsed, nor into partitioned files (a file's pending rows would keep every buffer they came from)."""
+        return self.value_schema is None and not self.partition_columns and parquet_takes_views()
+
+
+@functools.cache
+def parquet_takes_views() -> bool:
+    """Whether this pyarrow writes binary_view columns to Parquet."""
+    try:
+        table = pa.table({"v": pa.array([b"x" * 20], pa.binary()).cast(pa.binary_view())})
+        pq.write_table(table, pa.BufferOutputStream(), store_schema=False)
+    except (AttributeError, NotImplementedError, pa.ArrowException):
+        return False
+    return True
 
 
 def leaf_columns(schema_json: str) -> list[tuple[tuple[str, ...], str]]:
@@ -429,8 +448,11 @@ class FileWriter:
         if zone is None and "timestamp" in self.kinds:
             raise ValueError(f"session time zone {spec.time_zone!r} is unknown")
         self.zone = zone or dt.timezone.utc
+        self.views = spec.takes_views
+        # What a batch is cast to: the table's types, binary columns as views when the tasks hand views over.
+        self.target = _binary_as_views(self.table_schema) if self.views else self.table_schema
         # Spark's writer leaves the partition columns out of the files: their values are in the log.
-        self.schema = pa.schema([f for f in self.table_schema if f.name not in self.partitions])
+        self.schema = pa.schema([f for f in self.target if f.name not in self.partitions])
         self.fs, self.base = _filesystem(spec)
         self.local = self.fs.type_name == "local"
         self.prefix = prefix
@@ -442,7 +464,9 @@ class FileWriter:
         """Add `batch` (the table's columns, by name) to the files of its partition values."""
         if batch.num_rows == 0:
             return
-        batch = batch.select(self.table_schema.names).cast(self.table_schema)
+        batch = batch.select(self.target.names)
+        if not batch.schema.equals(self.target):
+            batch = batch.cast(self.target)
         for directory, values, rows in self._split(batch):
             file = self._open.pop(directory, None) or self._new(directory, values)
             self._open[directory] = file
@@ -510,7 +534,9 @@ class FileWriter:
         if self.local and directory:
             self.fs.create_dir(f"{self.base}{directory}", recursive=True)
         sink = self.fs.open_output_stream(f"{self.base}{path}")
-        writer = pq.ParquetWriter(sink, self.schema, compression=codec)
+        # With views the file's Arrow schema would say binary_view where the table says binary: the files carry
+        # none then (as Spark's do not), and readers take the types from Parquet's own.
+        writer = pq.ParquetWriter(sink, self.schema, compression=codec, store_schema=not self.views)
         stats = Stats(self.spec.schema_json, self.spec.stats_columns, self.spec.tight_bounds)
         return _File(directory, path, sink, writer, stats, values)
 
@@ -531,6 +557,10 @@ class FileWriter:
                           "modificationTime": int(time.time() * 1000), "stats": file.stats.to_json(),
                           "partitionValues": json.dumps(file.values, separators=(",", ":")),
                           "badRecords": None, "firstBad": None})
+
+
+def _binary_as_views(schema: pa.Schema) -> pa.Schema:
+    return pa.schema([f.with_type(pa.binary_view()) if f.type == pa.binary() else f for f in schema])
 
 
 def _filesystem(spec: FileSpec) -> tuple[Any, str]:

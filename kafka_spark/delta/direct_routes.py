@@ -23,7 +23,8 @@ ROUTED_ROWS_DDL = f"{FILE_ROWS_DDL}, topic string"
 def routed_options(specs: Mapping[str, FileSpec]) -> dict[str, str]:
     """The internal `pykafka` options that make a read write each topic's range as `specs[topic]`'s files."""
     options = {"directWriteTo": json.dumps({"writer": WRITER, "rows": ROUTED_ROWS_DDL,
-                                            "spec": {t: json.loads(s.to_json()) for t, s in specs.items()}})}
+                                            "spec": {t: json.loads(s.to_json()) for t, s in specs.items()},
+                                            "views": all(s.takes_views for s in specs.values())})}
     secrets = {t: dict(s.storage_options) for t, s in specs.items() if s.storage_options}
     if secrets:
         options["directWriteSecret"] = json.dumps(secrets)

@@ -3,9 +3,15 @@
 Keys, values and header fields are copied out of the source buffer by one Arrow `take` each: the
 source is viewed as a binary array whose elements alternate between the wanted byte ranges and
 the gaps between them, and `take` of every other element gathers the ranges in C.
+
+A reader whose batches never reach Spark (the Delta sink's direct writer) can ask for keys and values as
+`binary_view` instead (`view_slices`): 16-byte views into the source buffer, the bytes not copied at all.
+The batch then keeps the whole source alive, so the source must be a buffer no one reuses.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +37,15 @@ _SCHEMA_WITH_HEADERS = pa.schema([*_BASE_FIELDS, pa.field("headers", HEADERS_TYP
 
 _INT32_LIMIT = (1 << 31) - 1
 _MS_LIMIT = (1 << 63) // 1000  # beyond this a millisecond timestamp overflows in microseconds
+
+
+@functools.cache
+def _view_schema(include_headers: bool) -> pa.Schema:
+    """`record_batch(..., views=True)`'s schema (built when first asked: old pyarrow has no binary_view)."""
+    schema = kafka_schema(include_headers)
+    for at in (schema.get_field_index("key"), schema.get_field_index("value")):
+        schema = schema.set(at, schema.field(at).with_type(pa.binary_view()))
+    return schema
 
 
 def kafka_schema(include_headers: bool = False) -> pa.Schema:
@@ -73,6 +88,49 @@ def slices(source: pa.Buffer, pos: np.ndarray, length: np.ndarray, kind: pa.Data
         validity = pa.py_buffer(np.packbits(~nulls, bitorder="little"))
         picked = pa.Array.from_buffers(kind, n, [validity, *picked.buffers()[1:]], null_count=null_count)
     return picked
+
+
+_INLINE = 12  # a binary_view item up to this long is held in its view, not in a data buffer
+_SPAN = np.arange(_INLINE, dtype=np.int64)
+
+
+def view_slices(source: pa.Buffer, pos: np.ndarray, length: np.ndarray) -> pa.Array:
+    """`slices(source, pos, length, pa.binary())` as a binary_view array that references `source`: nothing
+    copied but items of up to 12 bytes and every item's first 4 (the views' inline part)."""
+    n = len(pos)
+    nulls = length < 0
+    null_count = int(np.count_nonzero(nulls))
+    if null_count == n:
+        return pa.nulls(n, pa.binary_view())
+    size = np.maximum(length, 0) if null_count else length
+    lo, hi = int(pos.min()), int((pos + size).max())
+    if lo < 0 or hi > source.size:
+        raise ValueError("byte ranges outside the source")
+    if hi - lo > _INT32_LIMIT:  # a view's offset is an int32: copy instead
+        return slices(source, pos, length, pa.binary()).cast(pa.binary_view())
+    u8 = np.frombuffer(source, dtype=np.uint8)
+    views = np.zeros((n, 16), dtype=np.uint8)
+    words = views.view(np.int32)  # length, prefix, buffer index (always 0), offset
+    words[:, 0] = size
+    referenced = size > _INLINE
+    # The source read as a 4-byte word at every byte position: one gather copies each item's prefix.
+    prefixes = np.ndarray((max(u8.size - 3, 0),), dtype=np.int32, buffer=source, strides=(1,))
+    if referenced.all():
+        words[:, 1] = prefixes[pos]
+        words[:, 3] = pos - lo
+    else:
+        far = pos[referenced]
+        words[referenced, 1] = prefixes[far]
+        words[referenced, 3] = far - lo
+        inline = np.flatnonzero(~referenced)
+        if u8.size:  # else every item is empty or null: nothing to inline
+            # Up to 12 bytes from each short item's start (clipped at the source's end), zeroed past its length.
+            taken = u8[np.minimum(pos[inline, None] + _SPAN, u8.size - 1)]
+            taken[size[inline, None] <= _SPAN] = 0
+            views[inline, 4:] = taken
+    validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if null_count else None
+    return pa.Array.from_buffers(pa.binary_view(), n, [validity, pa.py_buffer(views), source.slice(lo, hi - lo)],
+                                 null_count=null_count)
 
 
 def _interleave(pos: np.ndarray, size: np.ndarray) -> np.ndarray:
@@ -135,13 +193,18 @@ def headers_array(source: pa.Buffer, h: Headers) -> pa.Array:
 
 
 def record_batch(
-    cols: Columns, source: pa.Buffer, topic: str, partition: int, include_headers: bool
+    cols: Columns, source: pa.Buffer, topic: str, partition: int, include_headers: bool, views: bool = False
 ) -> pa.RecordBatch:
-    """A RecordBatch in `kafka_schema(include_headers)` from decoded columns over `source`."""
+    """A RecordBatch in `kafka_schema(include_headers)` from decoded columns over `source`; with `views`, keys
+    and values are binary_view arrays over `source` (`view_slices`)."""
     n = len(cols)
+
+    def items(pos: np.ndarray, length: np.ndarray) -> pa.Array:
+        return view_slices(source, pos, length) if views else slices(source, pos, length, pa.binary())
+
     arrays = [
-        slices(source, cols.key_pos, cols.key_len, pa.binary()),
-        slices(source, cols.value_pos, cols.value_len, pa.binary()),
+        items(cols.key_pos, cols.key_len),
+        items(cols.value_pos, cols.value_len),
         _constant_string(topic, n),
         pa.array(np.full(n, partition, dtype=np.int32)),
         pa.array(cols.offset),
@@ -154,7 +217,8 @@ def record_batch(
             arrays.append(pa.nulls(n, HEADERS_TYPE))
         else:
             arrays.append(headers_array(source, h))
-    return pa.RecordBatch.from_arrays(arrays, schema=kafka_schema(include_headers))
+    return pa.RecordBatch.from_arrays(arrays, schema=_view_schema(include_headers) if views
+                                      else kafka_schema(include_headers))
 
 
 def records_batch(records: list[Record], topic: str, partition: int, include_headers: bool) -> pa.RecordBatch:

@@ -84,6 +84,7 @@ class _Options:
     verify: bool
     max_batch_size: int | None
     limit: int
+    views: bool
 
 
 class _Invalid(Exception):
@@ -132,6 +133,7 @@ class Decoder:
         verify_crc: bool = True,
         max_batch_size: int | None = None,
         max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+        views: bool = False,
     ) -> DecodeResult:
         """See `decode_to_arrow`."""
         opts = _Options(
@@ -143,6 +145,7 @@ class Decoder:
             verify_crc,
             max_batch_size,
             max_decompressed_bytes,
+            views,
         )
         mv = memoryview(buf).cast("B")
         found = scan(mv, max_batch_size)
@@ -204,7 +207,8 @@ class Decoder:
                 cols = cols.take(np.flatnonzero(keep))
         source = pa.py_buffer(self.arena.view() if to_arena else mv)
         try:
-            return record_batch(cols, source, topic, partition, opts.include_headers)
+            # Views only into the caller's buffer: the arena is overwritten by the next call.
+            return record_batch(cols, source, topic, partition, opts.include_headers, opts.views and not to_arena)
         except ValueError:
             raise _Invalid from None
 
@@ -347,6 +351,7 @@ def decode_to_arrow(
     verify_crc: bool = True,
     max_batch_size: int | None = None,
     max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+    views: bool = False,
 ) -> DecodeResult:
     """Decode the record batches in `buf` into a RecordBatch with Spark's Kafka schema.
 
@@ -354,7 +359,9 @@ def decode_to_arrow(
     isolation "read_committed", records of `aborted` transactions [(producer_id, first_offset)]
     are dropped; control records always are. A trailing partial batch is reported in
     `incomplete_at`, not decoded. Corrupt data raises CorruptRecordError (a DecodeError) naming
-    the offset; at most `max_decompressed_bytes` are decompressed in total.
+    the offset; at most `max_decompressed_bytes` are decompressed in total. With `views`, the keys and
+    values of uncompressed records come as binary_view arrays into `buf` (not copied), so `buf` must not
+    change while the batch is in use.
     """
     decoder = getattr(_local, "decoder", None)
     if decoder is None:
@@ -362,7 +369,7 @@ def decode_to_arrow(
     return decoder.decode(
         buf, topic, partition, start_offset=start_offset, end_offset=end_offset, aborted=aborted,
         isolation=isolation, include_headers=include_headers, verify_crc=verify_crc,
-        max_batch_size=max_batch_size, max_decompressed_bytes=max_decompressed_bytes,
+        max_batch_size=max_batch_size, max_decompressed_bytes=max_decompressed_bytes, views=views,
     )
 
 

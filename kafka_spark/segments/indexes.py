@@ -42,6 +42,12 @@ def kafka_entries(relative_offsets: np.ndarray) -> int:
     return int(zeros[0]) + 1 if len(zeros) else len(relative_offsets)
 
 
+def ends_entries(relative_offsets: np.ndarray) -> bool:
+    """Whether the slots at a file's start reach past what `kafka_entries` counts (a relative offset 0 after slot
+    0): nothing after them changes the entries."""
+    return kafka_entries(relative_offsets) < len(relative_offsets)
+
+
 def _trusted(relative: np.ndarray, *, strict: bool, positions: np.ndarray | None = None,
              log_size: int | None = None) -> int:
     """Length of the prefix that only moves forward (and stays inside the log)."""
@@ -174,6 +180,6 @@ def check_time_index(data: Buffer, base_offset: int, path: str) -> None:
 
 
 __all__ = [
-    "OffsetIndex", "TimeIndex", "check_offset_index", "check_time_index", "kafka_entries", "offset_index",
-    "offset_slots", "time_index", "time_slots",
+    "OffsetIndex", "TimeIndex", "check_offset_index", "check_time_index", "ends_entries", "kafka_entries",
+    "offset_index", "offset_slots", "time_index", "time_slots",
 ]

@@ -186,8 +186,9 @@ class PartitionLog:
 
     def read(self, start: int | None = None, end: int | None = None, *, isolation: str = "read_uncommitted",
              include_headers: bool = False, verify_crc: bool = True, skip_corrupt: bool = False,
-             stats: ScanStats | None = None) -> Iterator[pa.RecordBatch]:
-        """Arrow batches (Spark's Kafka schema) of offsets [start, end), by default log start to log end.
+             stats: ScanStats | None = None, views: bool = False) -> Iterator[pa.RecordBatch]:
+        """Arrow batches (Spark's Kafka schema) of offsets [start, end), by default log start to log end
+        (`views`: keys and values as binary_view arrays into the bytes read, see `decode_to_arrow`).
 
         Records below the log start offset are never returned, even where they remain on disk.
         """
@@ -201,7 +202,7 @@ class PartitionLog:
             yield from read_segment(seg, self.topic, self.partition, start_offset=lo, end_offset=end,
                                     aborted=aborted, isolation=isolation, include_headers=include_headers,
                                     verify_crc=verify_crc, skip_corrupt=skip_corrupt, stats=stats,
-                                    decoder=decoder, next_offset_hint=hint)
+                                    decoder=decoder, next_offset_hint=hint, views=views)
 
 
 __all__ = ["PartitionLog"]

@@ -37,12 +37,14 @@ def read_segment(
     stats: ScanStats | None = None,
     decoder: Decoder | None = None,
     next_offset_hint: int | None = None,
+    views: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """Arrow batches (Spark's Kafka schema) of the records of `segment` in [start_offset, end_offset).
 
     Index seeks bound the bytes read to little more than the range. `aborted` are the transactions
     that may touch the range (from this and later segments' `.txnindex`), used with isolation
-    "read_committed"; control records are never returned.
+    "read_committed"; control records are never returned. `views`: keys and values as binary_view arrays
+    into the bytes read (see `decode_to_arrow`).
     """
     stats = stats if stats is not None else ScanStats()
     decoder = decoder or Decoder()
@@ -55,7 +57,7 @@ def read_segment(
         stop = index.upper_position(end_offset - 1)
     for chunk in _chunks(segment, start, stop, skip_corrupt, stats, next_offset_hint):
         for result in _decode_chunk(chunk, segment.path, topic, partition, start_offset, end_offset, aborted,
-                                    isolation, include_headers, verify_crc, skip_corrupt, stats, decoder):
+                                    isolation, include_headers, verify_crc, skip_corrupt, stats, decoder, views):
             stats.records += result.batch.num_rows
             if result.batch.num_rows:
                 yield result.batch
@@ -83,7 +85,7 @@ def _chunks(segment: Segment, start: int, stop: int | None, skip: bool, stats: S
 def _decode_chunk(
     chunk: Chunk, path: str, topic: str, partition: int, lo: int | None, hi: int | None,
     aborted: Sequence[AbortedTxn], isolation: str, include_headers: bool, verify_crc: bool, skip: bool,
-    stats: ScanStats, decoder: Decoder,
+    stats: ScanStats, decoder: Decoder, views: bool,
 ) -> Iterator[DecodeResult]:
     def decode(first: int, last: int) -> DecodeResult:
         # Only transactions whose marker is not yet behind these batches, as a fetch response has.
@@ -92,7 +94,7 @@ def _decode_chunk(
         txns = as_fetch_aborted(aborted_between(aborted, begin, chunk.batches[last].last_offset + 1))
         return decoder.decode(chunk.span(first, last), topic, partition, start_offset=lo, end_offset=hi,
                               aborted=txns, isolation=isolation, include_headers=include_headers,
-                              verify_crc=verify_crc)
+                              verify_crc=verify_crc, views=views)
 
     try:
         yield decode(0, len(chunk.batches) - 1)

@@ -11,12 +11,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 
+import numpy as np
+
 from kafka_spark.errors import DataLossError
 from kafka_spark.records import iter_records
 from kafka_spark.records.model import BatchInfo
 from kafka_spark.segments.chunks import DEFAULT_CHUNK_BYTES, Chunk, ScanStats, scan_chunks
 from kafka_spark.segments.errors import SegmentCorruptError
-from kafka_spark.segments.indexes import OffsetIndex, TimeIndex, offset_index, time_index
+from kafka_spark.segments.indexes import (
+    OffsetIndex,
+    TimeIndex,
+    ends_entries,
+    offset_index,
+    offset_slots,
+    time_index,
+    time_slots,
+)
 from kafka_spark.segments.listing import SegmentFiles
 from kafka_spark.segments.names import DELETED
 from kafka_spark.segments.storage import LocalStorage, Source, Storage
@@ -78,7 +88,10 @@ class Segment:
             self._source.close()
             self._source = None
 
-    def _read_whole(self, path: str | None) -> bytes:
+    def _read_whole(self, path: str | None, slots: Callable[[bytes], np.ndarray] | None = None) -> bytes:
+        """The file at `path`; for an index (`slots` parses its slots), only up to the first slot past its
+        entries (`indexes.ends_entries`): the active segment's index is preallocated (10 MiB by default) and
+        the rest is zeros."""
         if path is None:
             return b""
         # A live broker trims the active segment's preallocated index when it rolls the segment: a
@@ -86,7 +99,9 @@ class Segment:
         for _ in range(2):
             try:
                 with _closing(self._open(path)) as f:
-                    return f.read(0, f.size)
+                    if slots is None:
+                        return f.read(0, f.size)
+                    return _index_start(f, slots)
             except EOFError:
                 continue
             except DataLossError:  # an index is only a hint: without it, seeks scan from the start
@@ -98,13 +113,14 @@ class Segment:
     def offset_index(self) -> OffsetIndex:
         """The trustworthy entries of the `.index` (empty if there is none)."""
         if self._offset_index is None:
-            self._offset_index = offset_index(self._read_whole(self.files.index), self.base_offset, self.size)
+            data = self._read_whole(self.files.index, offset_slots)
+            self._offset_index = offset_index(data, self.base_offset, self.size)
         return self._offset_index
 
     def time_index(self) -> TimeIndex:
         """The trustworthy entries of the `.timeindex` (empty if there is none)."""
         if self._time_index is None:
-            self._time_index = time_index(self._read_whole(self.files.time_index), self.base_offset)
+            self._time_index = time_index(self._read_whole(self.files.time_index, time_slots), self.base_offset)
         return self._time_index
 
     def aborted_transactions(self) -> list[AbortedTxn]:
@@ -190,6 +206,21 @@ class _closing:
 
     def __exit__(self, *exc: object) -> None:
         self.source.close()
+
+
+_FIRST_INDEX_READ = 96 << 10  # bytes of an index read first (whole slots of either kind); each further read doubles
+
+
+def _index_start(f: Source, slots: Callable[[bytes], np.ndarray]) -> bytes:
+    """The start of the index `f`, read in growing pieces until one holds a slot past the entries."""
+    data = b""
+    piece = _FIRST_INDEX_READ
+    while len(data) < f.size:
+        data += f.read(len(data), min(piece, f.size - len(data)))
+        if ends_entries(slots(data)["relative_offset"]):
+            break
+        piece *= 2
+    return data
 
 
 __all__ = ["Segment"]

@@ -105,7 +105,8 @@ class KafkaBatchReader(DataSourceReader):
         if not isinstance(partition, KafkaInputPartition):
             return
         if self.direct is not None:
-            yield from self.direct.write(read_range(self.options, partition.range), partition.range)
+            views = self.direct.views and self.options.payload_plan is None
+            yield from self.direct.write(read_range(self.options, partition.range, views), partition.range)
             return
         yield from read_range(self.options, partition.range)
 

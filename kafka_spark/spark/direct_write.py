@@ -2,8 +2,10 @@
 direct writer), shared by `format("pykafka")` and `format("pykafka-log")`.
 
 `directWriteTo` is a JSON object naming the writer (`module:function` within kafka_spark), the DDL of the rows
-it yields, and its own spec; `directWriteSecret` holds what the writer needs to reach the store, apart from
-the spec, under a name that Spark's default redaction pattern (`secret`) matches, so no plan shows it.
+it yields, its own spec, and whether it takes keys and values as binary_view arrays (`views`, for raw records
+only: a payload decode needs them as binary); `directWriteSecret` holds what the writer needs to reach the
+store, apart from the spec, under a name that Spark's default redaction pattern (`secret`) matches, so no plan
+shows it.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ DIRECT_WRITE_OPTIONS = (DIRECT_WRITE, DIRECT_WRITE_SECRET)
 
 @dataclass(frozen=True)
 class DirectWrite:
-    """A read's ranges written by `writer(batches, range, spec, secret)`, which yields the rows `rows_ddl` says."""
+    """A read's ranges written by `writer(batches, range, spec, secret)`, which yields the rows `rows_ddl` says;
+    `views`: the writer takes keys and values as binary_view arrays."""
 
     writer: str
     rows_ddl: str
     spec: str
     secret: str | None = field(default=None, repr=False)
+    views: bool = False
 
     def write(self, batches: Iterator[pa.RecordBatch], r: OffsetRange) -> Iterator[pa.RecordBatch]:
         module, _, name = self.writer.partition(":")
@@ -49,11 +53,12 @@ def direct_write(options: Mapping[str, str]) -> DirectWrite | None:
     try:
         raw = json.loads(text)
         writer, ddl, spec = str(raw["writer"]), str(raw["rows"]), json.dumps(raw["spec"])
-    except (ValueError, KeyError, TypeError):
+        views = raw.get("views") is True
+    except (ValueError, KeyError, TypeError, AttributeError):
         raise ConfigError(f"option {DIRECT_WRITE!r} is internal to the Delta sink and malformed") from None
     if not writer.startswith("kafka_spark.") or ":" not in writer:
         raise ConfigError(f"option {DIRECT_WRITE!r}: the writer must be a kafka_spark function")
-    return DirectWrite(writer, ddl, spec, given.get(DIRECT_WRITE_SECRET.lower()))
+    return DirectWrite(writer, ddl, spec, given.get(DIRECT_WRITE_SECRET.lower()), views)
 
 
 __all__ = ["DIRECT_WRITE", "DIRECT_WRITE_OPTIONS", "DIRECT_WRITE_SECRET", "DirectWrite", "direct_write"]

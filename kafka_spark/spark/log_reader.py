@@ -28,8 +28,10 @@ log = logging.getLogger(__name__)
 _REOPENS = 3
 
 
-def read_log_range(options: LogOptions, r: LogRange, stats: ScanStats | None = None) -> Iterator[pa.RecordBatch]:
-    """Arrow batches (Spark's Kafka schema) of [r.start, r.end); `stats` receives what was read and skipped."""
+def read_log_range(options: LogOptions, r: LogRange, stats: ScanStats | None = None,
+                   views: bool = False) -> Iterator[pa.RecordBatch]:
+    """Arrow batches (Spark's Kafka schema) of [r.start, r.end); `stats` receives what was read and skipped.
+    `views`: keys and values as binary_view arrays (for a direct write, never for Spark)."""
     prepare_worker()
     stats = stats if stats is not None else ScanStats()
     position = r.start  # the next offset this task owes
@@ -49,7 +51,7 @@ def read_log_range(options: LogOptions, r: LogRange, stats: ScanStats | None = N
             try:
                 for batch in plog.read(position, r.end, isolation=options.isolation,
                                        include_headers=options.source.include_headers,
-                                       skip_corrupt=options.skip_corrupt, stats=stats):
+                                       skip_corrupt=options.skip_corrupt, stats=stats, views=views):
                     position = batch.column("offset")[-1].as_py() + 1
                     yield batch
                 break

@@ -81,7 +81,9 @@ class KafkaLogBatchReader(DataSourceReader):
         # With no ranges to read, Spark still runs one task, with no partition.
         if not isinstance(partition, LogInputPartition):
             return
-        batches = decoded(read_log_range(self.options, partition.range), self.options.source.payload_plan)
+        plan = self.options.source.payload_plan
+        views = self.direct is not None and self.direct.views and plan is None
+        batches = decoded(read_log_range(self.options, partition.range, views=views), plan)
         if self.direct is not None:
             yield from self.direct.write(batches, partition.range)
             return

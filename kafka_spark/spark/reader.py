@@ -17,12 +17,13 @@ if TYPE_CHECKING:
     from kafka_spark.formats.plan import PayloadPlan
 
 
-def read_range(options: SourceOptions, r: OffsetRange) -> Iterator[pa.RecordBatch]:
-    """Fetch [r.start, r.end) of one partition, on a cluster the worker's next task can reuse."""
+def read_range(options: SourceOptions, r: OffsetRange, views: bool = False) -> Iterator[pa.RecordBatch]:
+    """Fetch [r.start, r.end) of one partition, on a cluster the worker's next task can reuse. `views`: keys and
+    values as binary_view arrays (for a direct write, never for Spark)."""
     prepare_worker()
     with pooled_cluster(options.kafka) as cluster:
         batches = fetch_range(cluster, r.topic, r.partition, r.start, r.end, include_headers=options.include_headers,
-                              fail_on_data_loss=options.fail_on_data_loss)
+                              fail_on_data_loss=options.fail_on_data_loss, views=views)
         yield from decoded(batches, options.payload_plan)
 
 

@@ -301,3 +301,29 @@ def test_decimal_bounds_are_json_numbers_with_their_digits(tmp_path):
     assert stats["minValues"] == {"m": decimal.Decimal("-12345678901234.5678")}
     assert stats["maxValues"] == {"m": decimal.Decimal("1.2000")} and stats["nullCount"] == {"m": 1}
     assert '"maxValues":{"m":1.2000}' in rows[0]["stats"]
+
+
+def test_views_into_decoded_bytes_are_written_uncopied_with_the_tables_types(tmp_path):
+    import kafka_spark.delta.direct_files as files
+    from kafka_spark.records import decode_to_arrow, encode_batch
+
+    batches = []
+    for i in range(12):
+        buf = encode_batch([(b"k", bytes([i]) * 4000, (), 1_700_000_000_000)] * 1000, base_offset=i * 1000)
+        batches.append(decode_to_arrow(buf, "t", 3, start_offset=i * 1000, end_offset=i * 1000 + 20,
+                                       views=True).batch)
+    assert batches[0].schema.field("value").type == pa.binary_view()
+    assert spec(tmp_path).takes_views
+    rows = file_rows(batches, spec(tmp_path))
+    assert [r["records"] for r in rows] == [240]
+    parquet = pq.ParquetFile(tmp_path / rows[0]["path"])
+    assert parquet.schema_arrow.field("value").type == pa.binary()  # the table's type, no Arrow schema stored
+    table = parquet.read()
+    assert table.column("value").to_pylist() == [bytes([i]) * 4000 for i in range(12) for _ in range(20)]
+    assert table.column("offset").to_pylist() == [i * 1000 + j for i in range(12) for j in range(20)]
+    # Parsed values and partitioned files take the bytes copied (views would pin every buffer a file saw).
+    assert not spec(tmp_path, value_schema='{"type":"struct","fields":[]}').takes_views
+    assert not partitioned_spec(tmp_path, ["partition"]).takes_views
+    rows = file_rows(batches[:2], partitioned_spec(tmp_path / "p", ["partition"]))
+    assert pq.read_table(tmp_path / "p" / rows[0]["path"]).column("value").to_pylist()[:1] == [bytes([0]) * 4000]
+    assert files.parquet_takes_views()

@@ -83,3 +83,47 @@ def test_threads_get_their_own_decoder() -> None:
         th.join()
     for t in range(4):
         assert all(keys == [b"%d" % t] * 500 for keys in results[t])
+
+
+def test_view_slices_are_the_same_items_without_a_copy() -> None:
+    rng = np.random.default_rng(7)
+    for trial in range(200):
+        n = int(rng.integers(1, 50))
+        length = rng.integers(-1, 40, n)  # nulls, empty, inline (<= 12 bytes) and referenced items
+        pos = np.concatenate([[0], np.cumsum(np.maximum(length, 0) + rng.integers(1, 4, n))[:-1]])
+        if trial % 3 == 0:
+            pos, length = pos[::-1].copy(), length[::-1].copy()  # out of buffer order
+        data = rng.integers(0, 256, int((pos + np.maximum(length, 0)).max()), dtype=np.uint8).tobytes()
+        source = pa.py_buffer(data)
+        views = arrow_mod.view_slices(source, pos, length)
+        views.validate(full=True)
+        assert views.type == pa.binary_view()
+        assert views.to_pylist() == arrow_mod.slices(source, pos, length, pa.binary()).to_pylist()
+        if (length > 12).any():
+            start = source.address
+            assert start <= views.buffers()[2].address < start + source.size  # the source itself, not a copy
+    with pytest.raises(ValueError):
+        arrow_mod.view_slices(pa.py_buffer(b"0123"), np.array([2]), np.array([5]))  # past the end
+    assert arrow_mod.view_slices(pa.py_buffer(b""), np.array([0]), np.array([-1])).to_pylist() == [None]
+
+
+@pytest.mark.parametrize("codec", ["none", "zstd", "legacy"])
+def test_views_decode_the_same_records_and_only_uncompressed_ones_reference_the_input(codec: str) -> None:
+    records = [(None if i % 5 == 0 else b"k%d" % i, None if i % 7 == 0 else bytes([i % 251]) * (i % 40),
+                [("h", b"x" * i)] if i % 2 else [], TS + i) for i in range(120)]
+    if codec == "legacy":
+        buf = b"".join(encode_message(1, i, 0, TS + i, k, v) for i, (k, v, _, _) in enumerate(records))
+    else:
+        buf = encode_batch(records, compression=None if codec == "none" else codec)
+    copied = decode_to_arrow(buf, "t", 0, include_headers=True, start_offset=3, end_offset=110).batch
+    viewed = decode_to_arrow(buf, "t", 0, include_headers=True, start_offset=3, end_offset=110, views=True).batch
+    compressed = codec == "zstd"
+    kind = pa.binary() if compressed else pa.binary_view()
+    assert viewed.schema.field("key").type == kind and viewed.schema.field("value").type == kind
+    assert viewed.cast(copied.schema).equals(copied)
+    assert copied.num_rows == 107
+    values = viewed.column("value")
+    if not compressed:
+        data = values.buffers()[2]
+        start = pa.py_buffer(buf).address
+        assert start <= data.address < start + len(buf)

@@ -136,3 +136,42 @@ def test_producer_snapshots() -> None:
     # A hostile count is refused before anything is allocated for it.
     with pytest.raises(SnapshotCorruptError, match="schema validation"):
         read_snapshot(struct.pack(">hIi", 1, 0, 0x7FFFFFFF))
+
+
+class _CountingStorage(LocalStorage):
+    """The local filesystem, counting the bytes read."""
+
+    def __init__(self) -> None:
+        self.read = 0
+
+    def open(self, path: str):
+        source = super().open(path)
+        storage, read = self, source.read
+
+        def counted(position: int, length: int) -> bytes:
+            data = read(position, length)
+            storage.read += len(data)
+            return data
+
+        source.read = counted
+        return source
+
+
+@pytest.mark.parametrize("entries", [3, 30_000])
+def test_a_segment_reads_its_preallocated_indexes_only_to_their_last_entry(tmp_path: Path, entries: int) -> None:
+    from kafka_spark.segments import Segment, SegmentFiles
+
+    log = tmp_path / segment_file_name(500, ".log")
+    log.write_bytes(b"\0" * 40 * (entries + 1))
+    index = _index([(i + 1, 40 * (i + 1)) for i in range(entries)], zeros=1_310_720 - entries)  # Kafka's 10 MiB
+    times = b"".join(struct.pack(">qi", 1000 + i, i + 1) for i in range(entries)) + b"\0" * 12 * 100_000
+    (tmp_path / segment_file_name(500, ".index")).write_bytes(index)
+    (tmp_path / segment_file_name(500, ".timeindex")).write_bytes(times)
+    storage = _CountingStorage()
+    segment = Segment(SegmentFiles(500, str(log), str(tmp_path / segment_file_name(500, ".index")),
+                                   str(tmp_path / segment_file_name(500, ".timeindex"))), storage)
+    assert segment.offset_index().offsets.tolist() == offset_index(index, 500, log.stat().st_size).offsets.tolist()
+    assert segment.offset_index().offsets.tolist()[-1] == 500 + entries
+    assert segment.time_index().timestamps.tolist() == time_index(times, 500).timestamps.tolist()
+    # Both indexes' entries and at most as many bytes again: not the megabytes of zeros after them.
+    assert storage.read <= 2 * (8 + 12) * entries + 2 * (96 << 10)
