@@ -99,9 +99,8 @@ class TypedDecoder:
         self.decode = msgspec.json.Decoder(row).decode
         # msgspec reports bytes that are not UTF-8 with Python's own error
         self.errors = (msgspec.ValidationError, msgspec.DecodeError, UnicodeDecodeError)
-        self.fields = operator.attrgetter(*attrs)
+        self.field = [operator.attrgetter(a) for a in attrs]
         self.arrow, self.converters = arrow, converters
-        self.width = len(attrs)
         self.decimal_names = [n for n, t in zip(self.names, types, strict=True) if t is msgspec.Raw]
 
     def parse(self, values: pa.Array, not_certain: type[Exception]) -> list[pa.Array]:
@@ -118,14 +117,10 @@ class TypedDecoder:
         except self.errors:
             row, reason = self._first_refused(values.to_pylist())
             raise not_certain(reason, row) from None
-        fields = self.fields
-        empty = (None,) * self.width
-        if self.width == 1:
-            columns: list[Any] = [[None if r is None else fields(r) for r in rows]]
-        else:
-            columns = list(zip(*[empty if r is None else fields(r) for r in rows], strict=True)) if rows else \
-                [[] for _ in range(self.width)]
-        return [self._array(i, list(column), not_certain) for i, column in enumerate(columns)]
+        # One C-level pass per field: a third of the time of a tuple per row transposed.
+        columns = [list(map(field, rows)) for field in self.field] if values.null_count == 0 else \
+            [[None if r is None else field(r) for r in rows] for field in self.field]
+        return [self._array(i, column, not_certain) for i, column in enumerate(columns)]
 
     def _first_refused(self, raws: list[bytes | None]) -> tuple[int, str]:
         for row, raw in enumerate(raws):
@@ -140,6 +135,9 @@ class TypedDecoder:
     def _array(self, i: int, column: list[Any], not_certain: type[Exception]) -> pa.Array:
         kind, name, target = self.kinds[i], self.names[i], self.arrow[i].type
         if isinstance(kind, str) and kind.startswith("decimal("):
+            parsed = _exact_decimals(column, target)
+            if parsed is not None:
+                return parsed
             column = _decimals(column, name, not_certain)
         elif kind == "float":
             _check_floats(column, name, not_certain)
@@ -204,6 +202,16 @@ def _checked(item: Any, target: pa.DataType) -> Any:
     """A nested value Arrow can hold as `target` (else its error says why)."""
     pa.array([item], target)
     return item
+
+
+def _exact_decimals(column: list[Any], target: pa.DataType) -> pa.Array | None:
+    """The column of JSON texts (msgspec.Raw) as decimals parsed by Arrow, when every one is a number that fits
+    `target` exactly (or null); None otherwise, and `_decimals` decides (rounding, refusals)."""
+    texts = [None if raw is None or (text := bytes(raw)) == b"null" else text for raw in column]
+    try:
+        return pc.cast(pa.array(texts, pa.binary()).cast(pa.string()), target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
 
 
 def _decimals(column: list[Any], name: str, not_certain: type[Exception]) -> list[Any]:

@@ -182,3 +182,25 @@ def test_a_batch_with_one_uncertain_value_names_it(spark) -> None:
     parsed = parser.parse(pa.array([b'{"i":1}', None, b"{}"], pa.binary()))
     assert parsed.to_pylist() == [{"i": 1}, None, {"i": None}]
     assert parsed.null_count == 1
+
+
+def test_a_batch_parses_as_its_values_do_one_by_one_and_as_spark_does(spark, corpus: list[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from pyspark.sql.types import DataType
+
+    import kafka_spark.formats.spark_json_typed as typed
+
+    parser = SparkJson(DataType.fromDDL(DDL).json(), typed=True)
+    singles = [(text, _ours(parser, text)) for text in corpus]
+    served = [(text, row) for text, row in singles if row is not None]
+    # Among them decimals that need rounding: the batch's decimals take the careful path.
+    batch = parser.parse(pa.array([t.encode("utf-8", "surrogatepass") for t, _ in served], pa.binary()))
+    assert all(_same(ours, row) for ours, (_, row) in zip(batch.to_pylist(), served, strict=True))
+    # Decimals that all fit exactly are parsed by Arrow from their text, not one by one (its careful path
+    # would fail here), and come out as Spark's.
+    exact = ['{"a":1.5}', '{"a":null}', "{}", '{"a":1e2}', '{"a":-0}', '{"a":12345678.99}', '{"a":-1.5E-1}',
+             '{"a":0.10,"i":3}', '{"a":7}']
+    monkeypatch.setattr(typed, "_decimals", None)
+    rows = parser.parse(pa.array([t.encode() for t in exact], pa.binary())).to_pylist()
+    spark_rows = _spark_rows(spark, DDL, exact)
+    assert all(not bad and _same(ours, theirs) for ours, (bad, theirs) in zip(rows, spark_rows, strict=True))
