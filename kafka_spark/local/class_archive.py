@@ -9,6 +9,10 @@ throwaway session started with `-XX:ArchiveClassesAtExit`, and kept in the cache
 changes with the Java binary, the PySpark version and Spark's jars. Local sessions pass
 `-XX:SharedArchiveFile` when it exists; a JVM that cannot use it (another build, another class path)
 runs as if it were not given, with its CDS messages off.
+
+Archives are 10-40 MB each. Partial archives that lost the race to be moved into place are deleted once
+settled, and archives no JVM started from for `UNUSED_DAYS` (another Java, other jars) when archives are
+built (`prune`): a JVM starting from one marks it used at most once a day.
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ def java_options() -> str | None:
     path = archive_path()
     if path is None or not path.is_file():
         return None
+    _tidy_once(path)
     return f"-XX:SharedArchiveFile={path} {_CHECK_AND_SILENCE}"
 
 
@@ -111,6 +116,9 @@ def _dump(target: str) -> None:
 # 2-core machine: a Kafka tool 0.75 -> 0.4 CPU seconds, a broker start 4.6 -> 3.3.
 
 _SETTLED_SECONDS = 30.0  # a JVM writes its archive in ~2 s as it exits; an older partial is complete or dead
+UNUSED_DAYS = 30
+_DAY = 86_400.0
+_tidied: set[Path] = set()  # archives whose leftover partials this process has deleted
 
 
 def _java() -> str | None:
@@ -157,6 +165,38 @@ def _adopt(path: Path, classpath: str, settled: float = _SETTLED_SECONDS) -> boo
     return False
 
 
+def _tidy_once(path: Path) -> None:
+    if path not in _tidied:
+        _tidied.add(path)
+        _tidy(path)
+
+
+def _tidy(path: Path, settled: float = _SETTLED_SECONDS) -> None:
+    """With `path` in place: delete its settled partials (JVMs that started while there was none each wrote
+    one), and mark it used today."""
+    now = time.time()
+    for partial in path.parent.glob(f"{path.name}.*.partial"):
+        with contextlib.suppress(OSError):
+            if now - partial.stat().st_mtime >= settled:
+                partial.unlink()
+    with contextlib.suppress(OSError):
+        if now - path.stat().st_mtime > _DAY:
+            os.utime(path)
+
+
+def prune(days: float = UNUSED_DAYS) -> list[Path]:
+    """Delete the archives (and partials) in the cache that no JVM has marked used for `days`; those deleted."""
+    folder = cache_dir() / "jvm"
+    cutoff = time.time() - days * _DAY
+    gone = []
+    for file in sorted(folder.glob("*.jsa*")) if folder.is_dir() else ():
+        with contextlib.suppress(OSError):
+            if file.stat().st_mtime < cutoff:
+                file.unlink()
+                gone.append(file)
+    return gone
+
+
 _writing_servers = False  # True while build_server_archives runs
 
 
@@ -167,6 +207,7 @@ def sharing_options(classpath: str, main: str, write: bool) -> list[str]:
     if path is None:
         return []
     if path.is_file() or _adopt(path, classpath):
+        _tidy_once(path)
         return [f"-XX:SharedArchiveFile={path}", *_CHECK_AND_SILENCE.split()]
     if not (write or _writing_servers):
         return []
@@ -217,6 +258,8 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--dump"]:
         _dump(sys.argv[2])
     else:
+        for old in prune():
+            print(f"class archive: deleted {old.name} (unused for {UNUSED_DAYS} days)")
         built = build_archive()
         print(f"class archive: {built}" if built else "class archive: not built (this JVM cannot make one)")
         # through the package's module: run as __main__, this file is a second copy of it

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pyspark
@@ -122,3 +123,33 @@ def test_tools_write_an_archive_servers_only_use_one(cache: Path, tmp_path: Path
     path.write_bytes(b"archive")
     options = class_archive.sharing_options(cp, "org.example.Server", write=False)
     assert options[0] == f"-XX:SharedArchiveFile={path}" and "-XX:+VerifySharedSpaces" in options
+
+
+def test_leftover_partials_go_once_the_archive_is_in_place_and_unused_archives_are_pruned(
+        cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(class_archive, "_tidied", set())
+    cp = jar_folder(tmp_path / "a", ("x.jar", b"1"))
+    path = class_archive.jvm_archive_path(cp, "org.example.Tool")
+    assert path is not None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"archive")
+    old = time.time() - 3 * 86_400
+    os.utime(path, (old, old))
+    # Two JVMs that started before the archive was in place wrote partials; a third is still writing one.
+    settled = [path.with_name(f"{path.name}.{n}-0000000{n}.partial") for n in (1, 2)]
+    writing = path.with_name(f"{path.name}.3-00000003.partial")
+    for partial in [*settled, writing]:
+        partial.write_bytes(b"partial")
+    for partial in settled:
+        os.utime(partial, (old, old))
+    options = class_archive.sharing_options(cp, "org.example.Tool", write=True)
+    assert options[0] == f"-XX:SharedArchiveFile={path}"
+    assert not any(p.exists() for p in settled) and writing.exists()
+    assert time.time() - path.stat().st_mtime < 60  # marked used today
+    # An archive of another Java or other jars that nothing has started from for 30 days goes at the next build.
+    stale = cache / "jvm" / "Other-0123456789abcdef.jsa"
+    stale.write_bytes(b"archive")
+    month = time.time() - 31 * 86_400
+    os.utime(stale, (month, month))
+    assert class_archive.prune() == [stale]
+    assert not stale.exists() and path.exists() and writing.exists()
