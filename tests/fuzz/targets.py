@@ -197,7 +197,8 @@ def _prepare_records(data: bytes, rng: random.Random) -> bytes:
 
 
 def run_records(data: bytes) -> object:
-    """Decode record batches both ways (per record and vectorised) with options from the flags byte."""
+    """Decode record batches both ways (per record and vectorised) with options from the flags byte (bit 3: the
+    vectorised decoder's keys and values as views into the input)."""
     if not data:
         return None
     flags, buf = data[0], data[1:]
@@ -208,7 +209,8 @@ def run_records(data: bytes) -> object:
         kw.update(start_offset=flags >> 4, end_offset=(flags >> 4) + 9)
     scan_batches(buf, verify_crc=bool(flags & 1))
     scalar = _outcome(lambda: record_rows(iter_records(buf, **kw)))
-    arrow = _outcome(lambda: arrow_rows(decode_to_arrow(buf, "t", 0, include_headers=True, **kw).batch))
+    views = bool(flags & 8)
+    arrow = _outcome(lambda: arrow_rows(decode_to_arrow(buf, "t", 0, include_headers=True, views=views, **kw).batch))
     if scalar[0] == "ok" and arrow[0] == "ok" and scalar != arrow:
         # both decoders accepted the bytes: they must agree, or one of them returns wrong rows
         raise AssertionError("the vectorised and the per-record decoders disagree")
@@ -313,7 +315,8 @@ def run_segment(data: bytes) -> object:
         aborted = seg.aborted_transactions()
         for batch in read_segment(seg, "t", 0, aborted=aborted, isolation="read_committed", include_headers=True):
             rows += batch.num_rows
-        for batch in read_segment(seg, "t", 0, start_offset=_BASE + 3, end_offset=_BASE + 8, skip_corrupt=True):
+        for batch in read_segment(seg, "t", 0, start_offset=_BASE + 3, end_offset=_BASE + 8, skip_corrupt=True,
+                                  views=True):
             rows += batch.num_rows
         seg.next_offset()
         seg.batch_at(_BASE + 5)
