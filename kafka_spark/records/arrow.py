@@ -64,8 +64,9 @@ def slices(source: pa.Buffer, pos: np.ndarray, length: np.ndarray, kind: pa.Data
     bounds = _interleave(pos, size)
     order = None
     if np.diff(bounds).min() < 0:
-        # Ranges out of buffer order (nested wrappers): gather sorted, then restore the order.
-        order = np.argsort(pos, kind="stable")
+        # Ranges out of buffer order (nested wrappers): gather sorted, then restore the order. An empty range
+        # at the start of another sorts before it.
+        order = np.lexsort((size, pos))
         bounds = _interleave(pos[order], size[order])
         if np.diff(bounds).min() < 0:
             raise ValueError("overlapping byte ranges")

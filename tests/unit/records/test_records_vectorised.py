@@ -25,6 +25,11 @@ def test_slices_in_and_out_of_order() -> None:
     assert got.to_pylist() == [b"abc", b"01", None, b"", b"f"]
     assert arrow_mod.slices(source, pos[:0], length[:0], pa.binary()).to_pylist() == []
     assert arrow_mod.slices(source, pos[:1], np.array([-1]), pa.binary()).to_pylist() == [None]
+    # out of order, an empty item (or a null) where another starts
+    got = arrow_mod.slices(source, np.array([10, 4, 4, 0]), np.array([2, 3, -1, 0]), pa.binary())
+    assert got.to_pylist() == [b"ab", b"456", None, b""]
+    got = arrow_mod.slices(source, np.array([10, 4, 4]), np.array([2, 3, 0]), pa.binary())
+    assert got.to_pylist() == [b"ab", b"456", b""]
     with pytest.raises(ValueError):
         arrow_mod.slices(source, np.array([0, 1]), np.array([5, 1]), pa.binary())  # overlapping
     with pytest.raises(ValueError):
