@@ -153,16 +153,24 @@ def _usable(java: str, archive: Path, classpath: str) -> bool:
 def _adopt(path: Path, classpath: str, settled: float = _SETTLED_SECONDS) -> bool:
     """Move a settled, checked partial archive into place; drop the settled ones that fail the check."""
     java = _java()
-    now = time.time()
-    for partial in sorted(path.parent.glob(f"{path.name}.*.partial")):
+    for partial in _settled_partials(path, settled):
         with contextlib.suppress(OSError):
-            if now - partial.stat().st_mtime < settled:
-                continue
             if java is not None and _usable(java, partial, classpath):
                 os.replace(partial, path)
                 return True
             partial.unlink()
     return False
+
+
+def _settled_partials(path: Path, settled: float) -> list[Path]:
+    """The partial archives for `path` last written at least `settled` seconds ago, in name order."""
+    now = time.time()
+    out = []
+    for partial in sorted(path.parent.glob(f"{path.name}.*.partial")):
+        with contextlib.suppress(OSError):
+            if now - partial.stat().st_mtime >= settled:
+                out.append(partial)
+    return out
 
 
 def _tidy_once(path: Path) -> None:
@@ -174,13 +182,10 @@ def _tidy_once(path: Path) -> None:
 def _tidy(path: Path, settled: float = _SETTLED_SECONDS) -> None:
     """With `path` in place: delete its settled partials (JVMs that started while there was none each wrote
     one), and mark it used today."""
-    now = time.time()
-    for partial in path.parent.glob(f"{path.name}.*.partial"):
-        with contextlib.suppress(OSError):
-            if now - partial.stat().st_mtime >= settled:
-                partial.unlink()
+    for partial in _settled_partials(path, settled):
+        partial.unlink(missing_ok=True)
     with contextlib.suppress(OSError):
-        if now - path.stat().st_mtime > _DAY:
+        if time.time() - path.stat().st_mtime > _DAY:
             os.utime(path)
 
 

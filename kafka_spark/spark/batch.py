@@ -105,7 +105,7 @@ class KafkaBatchReader(DataSourceReader):
         if not isinstance(partition, KafkaInputPartition):
             return
         if self.direct is not None:
-            views = self.direct.views and self.options.payload_plan is None
+            views = self.direct.views_for(self.options.payload_plan)
             yield from self.direct.write(read_range(self.options, partition.range, views), partition.range)
             return
         yield from read_range(self.options, partition.range)

@@ -38,6 +38,11 @@ class DirectWrite:
     secret: str | None = field(default=None, repr=False)
     views: bool = False
 
+    def views_for(self, payload_plan: object | None) -> bool:
+        """Whether a read decodes keys and values as views for this writer: not when a payload plan decodes
+        them (it needs them as binary)."""
+        return self.views and payload_plan is None
+
     def write(self, batches: Iterator[pa.RecordBatch], r: OffsetRange) -> Iterator[pa.RecordBatch]:
         module, _, name = self.writer.partition(":")
         function = getattr(importlib.import_module(module), name)

@@ -82,7 +82,7 @@ class KafkaLogBatchReader(DataSourceReader):
         if not isinstance(partition, LogInputPartition):
             return
         plan = self.options.source.payload_plan
-        views = self.direct is not None and self.direct.views and plan is None
+        views = self.direct is not None and self.direct.views_for(plan)
         batches = decoded(read_log_range(self.options, partition.range, views=views), plan)
         if self.direct is not None:
             yield from self.direct.write(batches, partition.range)
