@@ -8,9 +8,15 @@ from typing import Any
 
 from kafka_spark.app.flags import add_connection_options, add_topic_options, client_props, has_cluster, topics_of
 from kafka_spark.client import KafkaClient
+from kafka_spark.client.cluster import BOOTSTRAP_WINDOW
 from kafka_spark.errors import ERROR_CODES, ConfigError
 
 __all__ = ["add_client_args", "client_from_args", "client_props", "has_cluster"]
+
+# Someone at a terminal is told sooner than a job (30 s) that no bootstrap broker takes a connection: after the
+# time one connection attempt may take (socket.connection.setup.timeout.ms), so that a host that never answers
+# is still reported as timed out. `-X socket.connection.setup.timeout.max.ms=...` waits longer for starting brokers.
+CLI_BOOTSTRAP_WINDOW_MS = 10000
 
 
 def add_client_args(p: argparse.ArgumentParser) -> None:
@@ -24,6 +30,7 @@ def client_from_args(args: argparse.Namespace, extra: dict[str, Any] | None = No
     if not has_cluster(props):
         raise ConfigError("give --bootstrap-server or --zookeeper (or bootstrap.servers in --command-config)")
     props.update(extra or {})
+    props.setdefault(BOOTSTRAP_WINDOW, CLI_BOOTSTRAP_WINDOW_MS)
     return KafkaClient(props)
 
 

@@ -13,6 +13,7 @@ _EXPORTS = {
     "ClientConfig": "kafka_spark.client.config",
     "load_properties": "kafka_spark.client.config",
     "BrokerConnection": "kafka_spark.client.connection",
+    "BootstrapUnreachableError": "kafka_spark.client.errors",
     "ConnectionClosedError": "kafka_spark.client.errors",
     "FetchTimeoutError": "kafka_spark.client.errors",
     "NoBrokersAvailableError": "kafka_spark.client.errors",

@@ -11,7 +11,12 @@ from typing import Any, TypeVar
 
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.connection import BrokerConnection
-from kafka_spark.client.errors import NoBrokersAvailableError, UnknownTopicError
+from kafka_spark.client.errors import (
+    BootstrapUnreachableError,
+    NoBrokersAvailableError,
+    RetriesExhaustedError,
+    UnknownTopicError,
+)
 from kafka_spark.client.metadata import ClusterMetadata, PartitionInfo, TopicInfo, TopicPartition, metadata_request
 from kafka_spark.client.retry import Backoff, RetryPolicy, is_retriable
 from kafka_spark.client.tls import ssl_context
@@ -36,6 +41,9 @@ _UNKNOWN_TOPIC_ATTEMPTS = 3
 # waited out for a few attempts (~5 s with the default backoff), as Java's producer waits for the topic's metadata.
 INVALID_REPLICATION_FACTOR = 38
 _SETTLING_ATTEMPTS = 8
+# The property that bounds how long a cluster that never took a connection is tried: in the Java client, the
+# longest a connection setup waits.
+BOOTSTRAP_WINDOW = "socket.connection.setup.timeout.max.ms"
 
 
 class Cluster:
@@ -49,6 +57,13 @@ class Cluster:
         self._bootstrap: BrokerConnection | None = None
         self._failures: dict[str, float] = {}
         self._lock = threading.RLock()
+        # Until some broker has completed a connection, failing to bootstrap means the cluster is unreachable
+        # from here (wrong address, nothing listening, DNS, firewall): said after socket.connection.setup
+        # .timeout.max.ms. Once reached, the same failures are a broker restart, ridden over for the retry window.
+        self._reached = False
+        self._unreached_since: float | None = None
+        self._bootstrap_attempts = 0
+        self._tried: dict[str, None] = {}
         self.retry_policy = RetryPolicy(
             self.config.retries, Backoff(self.config.retry_backoff_ms, self.config.retry_backoff_max_ms),
             self.config.default_api_timeout_ms / 1000)
@@ -93,6 +108,7 @@ class Cluster:
             self._failures[address] = time.monotonic()
             raise
         self._failures.pop(address, None)
+        self._reached = True
         return conn
 
     def connection(self, node_id: int) -> BrokerConnection:
@@ -135,6 +151,10 @@ class Cluster:
             return self._connect_bootstrap(errors)
 
     def _connect_bootstrap(self, errors: list[str]) -> BrokerConnection:
+        if not self._reached:
+            self._bootstrap_attempts += 1
+            if self._unreached_since is None:
+                self._unreached_since = time.monotonic()
         servers = list(self.config.bootstrap_servers)
         # skip servers that failed recently, but still try them last
         servers.sort(key=lambda hp: self._failures.get(f"{hp[0]}:{hp[1]}", 0.0))
@@ -155,6 +175,7 @@ class Cluster:
 
     def _first_reachable(self, servers: list[tuple[str, int]], errors: list[str]) -> BrokerConnection | None:
         for host, port in servers:
+            self._tried[f"{host}:{port}"] = None
             try:
                 return self._open(host, port, None)
             except AuthenticationError:
@@ -188,7 +209,7 @@ class Cluster:
                 self._forget_departed_brokers()
             return self.metadata
 
-        return self.retry_policy.run("refresh metadata", attempt, on_retry=self._drop_dead)
+        return self._run("refresh metadata", attempt, self._drop_dead)
 
     def _forget_departed_brokers(self) -> None:
         for node_id in list(self._connections):
@@ -236,7 +257,7 @@ class Cluster:
                 return settling_attempts < _SETTLING_ATTEMPTS
             return is_retriable(exc)
 
-        return self.retry_policy.run("topic metadata", attempt, on_retry=self._drop_dead, retriable=retriable)
+        return self._run("topic metadata", attempt, self._drop_dead, retriable)
 
     def partitions(self, topic: str) -> list[TopicPartition]:
         """The partitions of `topic`, in order."""
@@ -282,7 +303,35 @@ class Cluster:
     def retry(self, what: str, operation: Callable[[int], T],
               retriable: Callable[[BaseException], bool] = is_retriable) -> T:
         """Run `operation` under the retry policy, refreshing metadata between attempts."""
-        return self.retry_policy.run(what, operation, on_retry=self.on_retriable, retriable=retriable)
+        return self._run(what, operation, self.on_retriable, retriable)
+
+    def _run(self, what: str, operation: Callable[[int], T], on_retry: Callable[[BaseException], None],
+             retriable: Callable[[BaseException], bool] = is_retriable) -> T:
+        """The retry policy's run, but a cluster never reached is given up after socket.connection.setup
+        .timeout.max.ms with `BootstrapUnreachableError`, whichever limit ends the retries."""
+        window_ms = int(self.config.get(BOOTSTRAP_WINDOW))
+
+        def worth_retrying(exc: BaseException) -> bool:
+            if self._never_reached(exc) and self._unreached_for() >= window_ms / 1000:
+                return False
+            return retriable(exc)
+
+        try:
+            return self.retry_policy.run(what, operation, on_retry=on_retry, retriable=worth_retrying)
+        except BootstrapUnreachableError:
+            raise
+        except (RetriesExhaustedError, NoBrokersAvailableError) as exc:
+            last = exc.last_error if isinstance(exc, RetriesExhaustedError) else exc
+            if last is None or not self._never_reached(last):
+                raise
+            raise BootstrapUnreachableError(what, self._bootstrap_attempts, self._unreached_for(), last,
+                                            list(self._tried), window_ms) from last
+
+    def _never_reached(self, exc: BaseException) -> bool:
+        return isinstance(exc, NoBrokersAvailableError) and not self._reached
+
+    def _unreached_for(self) -> float:
+        return 0.0 if self._unreached_since is None else time.monotonic() - self._unreached_since
 
     def group_by_leader(self, tps: Iterable[TopicPartition]) -> dict[int, list[TopicPartition]]:
         """Partitions grouped by their current leader's node id."""

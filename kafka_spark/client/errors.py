@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from kafka_spark.errors import DataLossError, KafkaConnectionError, KafkaSparkError
 
 
@@ -22,6 +24,34 @@ class RetriesExhaustedError(KafkaSparkError):
             "The cluster kept answering with a retriable error (leader moving, broker down, throttling); "
             "check broker health or raise retries / delivery.timeout.ms / default.api.timeout.ms."
         )
+
+
+class BootstrapUnreachableError(RetriesExhaustedError):
+    """No bootstrap broker ever took a connection from this client (refused, unknown host, timed out, not a
+    Kafka listener): the cluster is not reachable from here, which is said within
+    `socket.connection.setup.timeout.max.ms` (`window_ms`) instead of being retried like a cluster in trouble.
+    `servers` are the bootstrap servers tried.
+    """
+
+    def __init__(self, what: str, attempts: int, elapsed: float, last_error: BaseException | None,
+                 servers: Sequence[str] = (), window_ms: int | None = None) -> None:
+        self.what = what
+        self.attempts = attempts
+        self.elapsed = elapsed
+        self.last_error = last_error
+        self.servers = tuple(servers)
+        self.window_ms = window_ms
+        window = f"={window_ms}" if window_ms is not None else ""
+        KafkaSparkError.__init__(
+            self,
+            f"{what}: never connected to any bootstrap broker: tried {', '.join(self.servers) or 'none'} for "
+            f"{elapsed:.1f}s ({attempts} attempts); last error: {last_error}. Check bootstrap.servers (host and "
+            "port), that the brokers are up and listening there, and that this host can reach them (DNS, "
+            f"firewall). A cluster never reached is tried for socket.connection.setup.timeout.max.ms{window}, "
+            "one reached before for default.api.timeout.ms.")
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.what, self.attempts, self.elapsed, self.last_error, self.servers, self.window_ms))
 
 
 class RequestTimeoutError(KafkaConnectionError):

@@ -5,7 +5,9 @@ A `Routing` names each topic's table by an explicit map (`tables`, which wins) o
 takes the topic as it is (Kafka's topic characters, `[A-Za-z0-9._-]`, are all valid in paths). A
 template that is a catalog name (`bronze.{topic}`) maps every character a table name cannot hold (any
 outside `[A-Za-z0-9_]`) to `_`, and backquotes an identifier that then starts with a digit; two topics
-whose names map to the same table (compared without case, as catalogs do) are refused, naming both.
+whose names map to the same table (compared without case, as catalogs do) are refused, naming both; so are
+two paths that differ only in case (`/lake/Orders`, `/lake/orders`: one table on a case-insensitive store),
+from a template or the explicit map alike.
 
 A `Split` sends one topic's records to several tables by a value of each record: a SQL expression over
 the topic's rows as they are read (Spark's Kafka columns; `value` decoded for a registry format), or
@@ -192,18 +194,39 @@ def expand(template: str, topic: str) -> str:
 
 
 def table_key(table: str) -> str:
-    """What makes two tables the same: a catalog name without quotes and case, a path without a trailing '/'."""
-    if is_table_name(table):
-        return table.replace("`", "").lower()
-    return table.rstrip("/")
+    """What makes two tables the same: a catalog name without quotes and case, a path without a trailing '/'
+    and without case.
+
+    On a case-insensitive store (macOS's and Windows' file systems, some mounts) `/lake/Orders` and
+    `/lake/orders` are one table, where two sinks sharing the sink id and run id would see one's batch as
+    already committed by the other. Whether a store tells case apart is not known before writing, and a
+    routing refused on every store does not break when it moves to another.
+    """
+    return _spelling(table).lower()
+
+
+def _spelling(table: str) -> str:
+    return table.replace("`", "") if is_table_name(table) else table.rstrip("/")
 
 
 def refuse_shared(routed: Mapping[str, str], what: str) -> None:
-    """ConfigError when two topics (keys: `Route.label`s) map to one `what` (a table, a dead-letter table)."""
-    seen: dict[str, str] = {}
+    """ConfigError when two topics (keys: `Route.label`s) map to one `what` (a table, a dead-letter table),
+    compared as `table_key` does; the message names both topics and the table (both spellings when they
+    differ in case)."""
+    seen: dict[str, tuple[str, str]] = {}
     for label, table in sorted(routed.items()):
         key = table_key(table)
         if key in seen:
-            raise ConfigError(f"topics {seen[key]} and {label} both go to the {what} {table}: give one of "
-                              "them its own table")
-        seen[key] = label
+            first, first_table = seen[key]
+            raise ConfigError(f"topics {first} and {label} both go to the {what} {table}"
+                              f"{_case_note(first_table, table)}: give one of them its own table")
+        seen[key] = label, table
+
+
+def _case_note(first: str, second: str) -> str:
+    if _spelling(first) == _spelling(second):
+        return ""
+    if is_table_name(second):
+        return f" ({first} and {second} differ only in case, and catalogs compare names without case)"
+    return (f" ({first} and {second} differ only in case: one table on a case-insensitive store such as "
+            "macOS's or Windows' file systems)")

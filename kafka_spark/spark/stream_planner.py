@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping
 
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.errors import RetriesExhaustedError, UnknownTopicError
+from kafka_spark.client.errors import BootstrapUnreachableError, RetriesExhaustedError, UnknownTopicError
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.offsets import earliest_offsets, latest_offsets
 from kafka_spark.errors import DataLossError
@@ -105,7 +105,8 @@ def _selected_latest(cluster: Cluster, options: SourceOptions, retries: int, int
             tps = selected_partitions(cluster, options)
             return latest_offsets(cluster, tps, isolation) if tps else {}
         except (UnknownTopicError, RetriesExhaustedError) as exc:
-            if not options.pattern or attempt == retries:
+            # A cluster never reached is not a topic that went away: listing again only delays the error.
+            if not options.pattern or attempt == retries or isinstance(exc, BootstrapUnreachableError):
                 raise
             log.warning("a topic matching subscribePattern went away while listing offsets (%s); listing again", exc)
             time.sleep(interval_s)

@@ -36,8 +36,37 @@ def test_the_map_wins_over_the_template_and_a_topic_with_neither_is_refused():
 def test_two_topics_one_catalog_table_is_refused_naming_both(topics):
     with pytest.raises(ConfigError, match=f"topics '{topics[0]}' and '{topics[1]}' both go to the table"):
         Routing(template="bronze.{topic}").tables_for(topics)
-    # paths keep the names apart
-    assert len(set(Routing(template="/lake/{topic}").tables_for(topics).values())) == 2
+
+
+def test_paths_keep_apart_names_that_differ_by_more_than_case():
+    assert Routing(template="/lake/{topic}").tables_for(["orders-eu", "orders.eu"]) == {
+        "orders-eu": "/lake/orders-eu", "orders.eu": "/lake/orders.eu"}
+
+
+@pytest.mark.parametrize("routing", [
+    Routing(template="/lake/bronze/{topic}"),
+    Routing(template="s3a://lake/bronze/{topic}"),
+    Routing(tables={"Orders": "/lake/bronze/Orders", "orders": "/lake/bronze/orders/"}),
+    Routing(template="/lake/bronze/{topic}", tables={"orders": "/lake/bronze/ORDERS"}),
+])
+def test_two_paths_that_differ_only_in_case_are_refused_naming_both_topics_and_the_table(routing):
+    # One table on a case-insensitive store: the two sinks would share its sink id and run id.
+    with pytest.raises(ConfigError, match=r"topics 'Orders' and 'orders' both go to the table \S+/(orders|ORDERS)/? "
+                                          r"\(\S+/Orders and \S+/(orders|ORDERS)/? differ only in case: one table on a "
+                                          r"case-insensitive store"):
+        routing.tables_for(["Orders", "orders"])
+    with pytest.raises(ConfigError, match="topics 'Orders' and 'orders' both go to the table"):
+        routed_tables(LoadOptions(kafka=KAFKA, topics=["Orders", "orders"], routing=routing), ["Orders", "orders"])
+
+
+def test_split_and_dead_letter_tables_that_differ_only_in_case_are_refused():
+    with pytest.raises(ConfigError, match="both go to the table /lake/Events"):
+        Routing(template="/lake/{topic}", splits={"x": Split(by="key", tables={"a": "/lake/Events"})}
+                ).routes_for(["events", "x"])
+    options = LoadOptions(kafka=KAFKA, topics=["A", "a"], routing=Routing(tables={"A": "/t/A", "a": "/t/b"}),
+                          value_schema="n INT", dead_letter="/dead/{topic}")
+    with pytest.raises(ConfigError, match=r"both go to the dead-letter table /dead/a .*differ only in case"):
+        routed_tables(options, ["A", "a"])
 
 
 def test_bad_routings_are_refused():
