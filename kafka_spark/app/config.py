@@ -48,6 +48,7 @@ from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.delta.dead_letter import require_schema
 from kafka_spark.delta.position import check_sink_id
 from kafka_spark.errors import ConfigError
+from kafka_spark.spark.redaction import redacted_repr
 
 # The demo's table when no broker and no table are given: under the directory the run starts from.
 SAMPLE_TABLE = Path("data") / "page_views"
@@ -93,6 +94,9 @@ class AppConfig:
     tables: dict[str, str] = field(default_factory=dict)
     topic_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     on_table_error: str | None = None
+
+    # `kafka` holds client passwords (sasl.jaas.config, ssl.key.password): the repr hides them.
+    __repr__ = redacted_repr
 
     @property
     def embedded(self) -> bool:

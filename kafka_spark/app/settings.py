@@ -10,6 +10,7 @@ from kafka_spark.app.values import Parser, parse_count, parse_names, parse_posit
 from kafka_spark.delta.stream import trigger_kwargs
 from kafka_spark.errors import ConfigError
 from kafka_spark.spark.options import duration_ms
+from kafka_spark.spark.redaction import redacted_repr
 
 
 @dataclass
@@ -19,6 +20,8 @@ class LoadConfig(AppConfig):
 
     max_records: int | None = None
     log_dirs: list[str] = field(default_factory=list)
+
+    __repr__ = redacted_repr  # dataclass would write AppConfig's plain one again
 
     @property
     def embedded(self) -> bool:
@@ -35,6 +38,8 @@ class StreamConfig(AppConfig):
     min_offsets_per_trigger: int | None = None
     max_trigger_delay: str | None = None
     sample_rate: int = 50
+
+    __repr__ = redacted_repr  # dataclass would write AppConfig's plain one again
 
 
 def parse_trigger(value: Any, name: str) -> str:

@@ -11,6 +11,7 @@ from kafka_spark.app.demo import SAMPLE_TOPIC, SAMPLE_TRANSFORM, Note, seed_samp
 from kafka_spark.app.payloads import decoding_settings, registry_options
 from kafka_spark.app.routing import build_routing, decodes_anywhere, routed, routed_topics, template_location
 from kafka_spark.delta.sink import Transform, resolve_transform
+from kafka_spark.spark.redaction import redacted_repr
 
 
 @dataclass
@@ -23,6 +24,8 @@ class Source:
     bootstrap: str
     embedded: bool
     seeded: int = 0
+
+    __repr__ = redacted_repr  # `kafka` holds client passwords
 
 
 def sink_settings(config: AppConfig, source: Source, table: str | None) -> dict[str, Any]:

@@ -102,6 +102,8 @@ def read_options(spark: Any, options: LoadOptions) -> dict[str, str]:
     reading = {"path": ",".join(paths)}
     for path in paths:
         if "://" in path:
+            # Spark's Python workers never see the session's Hadoop settings: the store's, credentials included,
+            # travel as options, which read_files makes the session hide in every plan (spark/redaction.py).
             reading.update(session_hadoop_conf(spark, path))
     # Of the client properties, only the isolation level means anything to files.
     reading.update({f"kafka.{k}": v for k, v in options.kafka.items() if k.lower() == "isolation.level"})

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.delta.routing import PLACEHOLDER, Routing
 from kafka_spark.errors import ConfigError
+from kafka_spark.spark.redaction import redacted_repr
 
 if TYPE_CHECKING:
     from kafka_spark.delta.multi_result import MultiLoadResult
@@ -39,6 +40,8 @@ class KafkaSource:
     # `pykafka` options that decode keys and values (valueFormat, schema.registry.*, ...); read PERMISSIVE so
     # that the sink decides what a bad record does.
     decoding: Mapping[str, str] = field(default_factory=dict)
+
+    __repr__ = redacted_repr
 
     def client_options(self) -> dict[str, str]:
         """The Kafka client properties as `pykafka` options."""
@@ -89,6 +92,8 @@ class Publishing:
     group: str | None = None
     zookeeper_group: str | None = None
 
+    __repr__ = redacted_repr
+
 
 @dataclass(frozen=True)
 class Pacing:
@@ -100,6 +105,8 @@ class Pacing:
     min_offsets_per_trigger: int | None = None
     max_trigger_delay: str | None = None
     source_options: Mapping[str, str] = field(default_factory=dict)
+
+    __repr__ = redacted_repr
 
     def reader_options(self) -> dict[str, str]:
         """The per-trigger limits that are set, as `pykafka` options, then `source_options`."""
@@ -169,6 +176,9 @@ class LoadOptions:
     writer: str = "auto"
     log_dirs: str | Sequence[str] | None = None
 
+    # Client properties and registry settings hold passwords: a notebook cell or a log line shows this repr.
+    __repr__ = redacted_repr
+
     def __post_init__(self) -> None:
         if self.table is not None and self.routing is not None:
             raise ConfigError("give a table or a routing of topics to tables, not both")
@@ -233,6 +243,8 @@ class StreamOptions(LoadOptions):
     source_options: dict[str, str] = field(default_factory=dict)
     on_commit: Callable[[int, LoadResult], None] | None = None
     on_trigger: Callable[[int, MultiLoadResult], None] | None = None
+
+    __repr__ = redacted_repr  # dataclass would write LoadOptions' plain one again
 
     def __post_init__(self) -> None:
         super().__post_init__()

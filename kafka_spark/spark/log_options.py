@@ -18,6 +18,7 @@ from kafka_spark.client.config import ISOLATION_LEVELS
 from kafka_spark.errors import ConfigError
 from kafka_spark.spark.direct_write import DIRECT_WRITE_OPTIONS
 from kafka_spark.spark.options import Mode, SourceOptions, parse_source_options
+from kafka_spark.spark.redaction import redacted_repr
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,8 @@ class LogOptions:
     replica_dir: str | None = None
     store: dict[str, str] = field(default_factory=dict)
     task_bytes: int = DEFAULT_TASK_BYTES
+
+    __repr__ = redacted_repr  # `store` holds the store's credentials (fs.s3a.secret.key, ...)
 
 
 def parse_log_options(options: Mapping[str, str], mode: Mode = "batch") -> LogOptions:

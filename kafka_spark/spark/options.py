@@ -24,6 +24,7 @@ from kafka_spark.offsets.ranges import (
     offsets_from_json,
     ranges_from_json,
 )
+from kafka_spark.spark.redaction import redacted_repr
 from kafka_spark.zookeeper.settings import ZooKeeperSettings
 
 if TYPE_CHECKING:
@@ -93,6 +94,8 @@ class SourceOptions:
     # keyFormat / valueFormat and the registry; `payload_plan` holds the query's schemas once resolved.
     payloads: PayloadOptions | None = None
     payload_plan: PayloadPlan | None = None
+
+    __repr__ = redacted_repr  # `kafka` holds client passwords
 
     @property
     def bootstrap_servers(self) -> str:

@@ -13,6 +13,7 @@ from kafka_spark.errors import ConfigError
 from kafka_spark.formats.encoding import WritePayloads, writer_choice
 from kafka_spark.formats.options import OPTION_NAMES as PAYLOAD_OPTIONS
 from kafka_spark.formats.options import REGISTRY_PREFIX, payload_options
+from kafka_spark.spark.redaction import redacted_repr
 
 if TYPE_CHECKING:
     from kafka_spark.client.cluster import Cluster
@@ -63,6 +64,8 @@ class SinkOptions:
     transactional_id_prefix: str | None = None
     # keyFormat / valueFormat: the sides serialised with registered schemas
     payloads: WritePayloads | None = None
+
+    __repr__ = redacted_repr  # `kafka` holds client passwords
 
     def client_config(self) -> ClientConfig:
         """The producer's configuration."""

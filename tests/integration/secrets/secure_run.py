@@ -6,10 +6,14 @@ password. Spark's UI and event log are on.
     secure_run.py SETTINGS_JSON OUT_DIR
 
 SETTINGS_JSON holds `bootstrap`, `topic`, `options` (client properties, secrets included), `wrong` (the same
-with a wrong SASL password, or another login that fails), `wrong_key` (a wrong key password; optional) and
+with a wrong SASL password, or another login that fails), `wrong_key` (a wrong key password; optional),
+`stores` (object stores' credentials by Hadoop key, optional: a back-fill from log dirs in those stores is then
+planned with them in the session's settings, and a command over its read runs), `registry` (schema registry
+settings, optional: with the client properties and the stores' keys, in the reprs of every options class) and
 `event_log`. Everything the run shows
 goes to OUT_DIR: explain output and plan strings, each error's text, the UI's pages, the streaming progress,
-the job's stdout and stderr. The tables are OUT_DIR/stream and OUT_DIR/load.
+the job's stdout and stderr, the options' reprs (also logged at DEBUG). The tables are OUT_DIR/stream and
+OUT_DIR/load.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import contextlib
 import importlib.util
 import io
 import json
+import logging
 import sys
 import time
 import traceback
@@ -26,9 +31,16 @@ from pathlib import Path
 from typing import Any
 
 from kafka_spark import register
+from kafka_spark.app.settings import LoadConfig
+from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta import LoadOptions, StreamOptions, load, start_stream
+from kafka_spark.delta.log_load import read_files, read_options
+from kafka_spark.delta.plan import BatchPlan
 from kafka_spark.local.process import free_port
 from kafka_spark.local.spark import local_spark
+from kafka_spark.spark.log_options import parse_log_options
+from kafka_spark.spark.options import parse_source_options
+from kafka_spark.spark.write_options import parse_sink_options
 
 JOBS = Path(__file__).resolve().parents[3] / "jobs"
 
@@ -44,6 +56,60 @@ def read(spark, settings: dict[str, Any], options: dict[str, str]):
     for k, v in options.items():
         reader = reader.option(f"kafka.{k}", v)
     return reader.load()
+
+
+def explained(df) -> str:
+    """Every explain mode's output of `df`."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        for mode in ("simple", "extended", "codegen", "cost", "formatted"):
+            df.explain(mode)
+    return out.getvalue()
+
+
+def store_log_dirs(stores: dict[str, str]) -> list[str]:
+    """A log dir in each store whose credentials `stores` holds (the account and bucket its keys name)."""
+    account = next(k for k in stores if k.startswith("fs.azure.account.key.")).removeprefix("fs.azure.account.key.")
+    bucket = next(k for k in stores if k.startswith("fs.s3a.bucket.")).split(".")[3]
+    return [f"abfss://logs@{account}/kafka", f"s3a://{bucket}/kafka", f"gs://{bucket}/kafka"]
+
+
+def log_load_from_stores(spark, out: Path, topic: str, stores: dict[str, str]) -> None:
+    """A back-fill's read of log dirs in object stores, planned with their credentials in the session (an
+    account key as `spark.hadoop.*` sets it, the others as a notebook does), which copies them into the read's
+    options; its explain output, and a Delta write over it, whose plan Spark records with the read's options
+    (the UI, the event log). Limit 0: no task reaches a store."""
+    hadoop = spark._jsc.hadoopConfiguration()
+    for key, value in stores.items():
+        if key.startswith("fs.azure.account.key."):
+            hadoop.set(key, value)
+        else:
+            spark.conf.set(key, value)
+    options = LoadOptions(table=str(out / "log-load"), log_dirs=store_log_dirs(stores), topics=[topic])
+    reading = read_options(spark, options)
+    assert set(stores.values()) & set(reading.values()), "no credential was copied into the read"
+    tp = TopicPartition(topic, 0)
+    df = read_files(spark, options, reading, BatchPlan(batch=0, start={tp: 0}, end={tp: 10}))
+    (out / "log_load_explain.txt").write_text(explained(df))
+    df.limit(0).write.format("delta").save(str(out / "log-load"))
+
+
+def options_reprs(out: Path, topic: str, options: dict[str, str], stores: dict[str, str],
+                  registry: dict[str, str]) -> None:
+    """The repr of every options class holding the run's client properties, registry settings and store keys,
+    written out and logged at DEBUG."""
+    given = {**{f"kafka.{k}": v for k, v in options.items()}, **{f"schema.registry.{k}": v for k, v in
+                                                                  registry.items()}, "valueFormat": "avro"}
+    load_options = LoadOptions(table=str(out / "load"), kafka=options, topics=[topic], value_format="avro",
+                               schema_registry=registry)
+    shown = [load_options, load_options.source, load_options.publishing,
+             StreamOptions(table=str(out / "stream"), kafka=options, topics=[topic], schema_registry=registry,
+                           value_format="avro"),
+             parse_source_options({**given, "subscribe": topic}), parse_sink_options({**given, "topic": topic}),
+             parse_log_options({"path": store_log_dirs(stores)[1], "subscribe": topic, **stores, **given}),
+             LoadConfig(topics=[topic], kafka=options, registry=registry)]
+    (out / "reprs.txt").write_text("\n".join([*map(repr, shown), *map(str, shown)]))
+    logging.getLogger("kafka_spark.secure_run").debug("the run's options: %s", shown)
 
 
 def failure(action) -> str:
@@ -112,6 +178,10 @@ def main() -> None:
     df.write.format("delta").save(str(out / "user"))
 
     step("batch read")
+    if "stores" in settings:
+        log_load_from_stores(spark, out, topic, settings["stores"])
+        options_reprs(out, topic, options, settings["stores"], settings["registry"])
+        step("log load plans and reprs")
     # a stream into Delta and a Delta batch load
     stream = start_stream(spark, StreamOptions(table=str(out / "stream"), kafka=options, topics=[topic],
                                                sink_id="secure", starting="earliest", trigger="available-now",

@@ -3,8 +3,12 @@ inline) and the JAAS config text are grepped for in everything a run shows or ke
 loggers at DEBUG in every Python process, the driver's and Spark's console output (Spark at INFO), the
 exceptions of runs with a wrong password and a wrong key password, explain() and plan strings, the Spark
 UI's SQL, environment, jobs, stages and streaming pages and its REST API, the Spark event log, the Delta
-tables' _delta_log and kept offsets, the stream's checkpoint and progress, and the job's --json output. A second
-run logs in with OAUTHBEARER (OIDC client credentials) and is grepped for the client secret the same way."""
+tables' _delta_log and kept offsets, the stream's checkpoint and progress, and the job's --json output.
+The first run also plans a back-fill from log dirs in object stores whose credentials (an Azure account key,
+an S3A per-bucket secret key, an ABFS OAuth client secret, a GCS private key) the session holds, and writes and
+logs the repr of every options class holding its client properties, registry settings and store keys: those
+are grepped for too. A second run logs in with OAUTHBEARER (OIDC client credentials) and is grepped for the
+client secret the same way."""
 
 from __future__ import annotations
 
@@ -26,6 +30,13 @@ USER = "alice"
 PASSWORD = SASL_USERS[USER]
 WRONG = "wrong-" + PASSWORD + "-7"
 WRONG_KEY = "wrong-key-password-7"
+# No word Spark's default pattern matches (secret, password, token, access key) in these values: Spark would hide
+# any value holding one, whatever its name, and the grep would prove nothing.
+STORE_KEY = "fs.azure.account.key.acct47.dfs.core.windows.net"
+STORES = {STORE_KEY: "QXp1cmUgYWNjb3VudCBrZXkgNDc=", "fs.s3a.bucket.vault47.secret.key": "wJalrXUtnFEMI-K7MDENG-47",
+          "fs.azure.account.oauth2.client.secret": "abfs-oauth-client-Q47~z",
+          "fs.gs.auth.service.account.private.key": "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC-gcs47"}
+REGISTRY = {"url": "http://registry.invalid:8081", "basic.auth.user.info": "registry-user:Reg1stry-47"}
 # Every Python process of the run (driver, Spark's Python workers) logs kafka_spark at DEBUG to its own file.
 SITECUSTOMIZE = '''
 import logging, os
@@ -136,7 +147,7 @@ def test_a_secure_run_shows_no_credential_anywhere(kafka, tmp_path: Path) -> Non
     options = secure_options(kafka)
     key_body = options["ssl.keystore.key"].splitlines()[1]  # a line of the encrypted key's base64
     settings = {"topic": topic, "options": options, "wrong": secure_options(kafka, WRONG),
-                "wrong_key": secure_options(kafka, key_password=WRONG_KEY)}
+                "wrong_key": secure_options(kafka, key_password=WRONG_KEY), "stores": STORES, "registry": REGISTRY}
     shown = _secure_run(tmp_path, settings)
     _assert_every_place_was_seen(shown, topic)
     errors = _place(shown, "out: errors.txt")
@@ -145,7 +156,13 @@ def test_a_secure_run_shows_no_credential_anywhere(kafka, tmp_path: Path) -> Non
     _assert_hidden(shown, {"SASL password": PASSWORD, "wrong SASL password": WRONG,
                            "key password": kafka.tls.client_key_password, "wrong key password": WRONG_KEY,
                            "JAAS config": jaas(PASSWORD), "JAAS password assignment": 'password="',
-                           "private key": key_body})
+                           "private key": key_body, "registry user info": REGISTRY["basic.auth.user.info"],
+                           **{f"store credential {key}": value for key, value in STORES.items()}})
+    # the back-fill's read and the session's store settings were recorded, and the reprs written and logged
+    assert "pykafka-log" in _place(shown, "out: log_load_explain.txt")
+    assert f"{STORE_KEY}=*********(redacted)" in _place(shown, "event log")
+    assert "fs.gs.auth.service.account.private.key" in _place(shown, "event log")
+    assert "LoadOptions(" in _place(shown, "out: reprs.txt") and "LogOptions(" in _place(shown, "debug log")
 
 
 def test_an_oidc_run_shows_no_client_secret_anywhere(oauth_kafka, oauth_server, tmp_path: Path) -> None:
