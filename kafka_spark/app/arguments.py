@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from kafka_spark.app.config import SAMPLE_RECORDS
 from kafka_spark.app.flags import (
     add_connection_options,
     add_data_loss_option,
@@ -16,6 +15,7 @@ from kafka_spark.app.flags import (
     add_sink_id_option,
     add_topic_options,
 )
+from kafka_spark.app.model import SAMPLE_RECORDS
 
 
 def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: str) -> None:

@@ -9,11 +9,11 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from kafka_spark.app.flags import command_config, overrides
+from kafka_spark.app.model import ENV_PREFIX, AppConfig
 from kafka_spark.app.payloads import (
     FORMAT_KEYS,
     REGISTRY_TABLE,
@@ -44,65 +44,9 @@ from kafka_spark.app.values import (
     parse_text,
 )
 from kafka_spark.client import ClientConfig
-from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.delta.dead_letter import require_schema
 from kafka_spark.delta.position import check_sink_id
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark.redaction import redacted_repr
-
-# The demo's table when no broker and no table are given: under the directory the run starts from.
-SAMPLE_TABLE = Path("data") / "page_views"
-SAMPLE_RECORDS = 200_000
-# A setting KEY is also read from the environment variable KAFKA_SPARK_KEY (dashes as underscores).
-ENV_PREFIX = "KAFKA_SPARK_"
-
-
-@dataclass
-class AppConfig:
-    """Settings both applications take, merged from the config file, the environment and the flags."""
-
-    bootstrap_servers: str | None = None
-    zookeeper: str | None = None
-    topics: list[str] = field(default_factory=list)
-    pattern: str | None = None
-    table: str | None = None
-    sink_id: str = "default"
-    starting_offsets: str = "earliest"
-    partition_by: list[str] = field(default_factory=list)
-    transform: str | None = None
-    fail_on_data_loss: bool = True
-    include_headers: bool = False
-    publish_group: str | None = None
-    start_zookeeper_group: str | None = None
-    publish_zookeeper_group: str | None = None
-    value_schema: str | None = None
-    dead_letter: str | None = None
-    seed_records: int = SAMPLE_RECORDS
-    merge_schema: bool = False
-    writer: str | None = None
-    value_format: str | None = None
-    key_format: str | None = None
-    # The registry's URL may carry user:password@, and its settings secrets: neither is in repr.
-    schema_registry: str | None = field(default=None, repr=False)
-    value_subject: str | None = None
-    key_subject: str | None = None
-    schema_evolution_mode: str | None = None
-    kafka: dict[str, str] = field(default_factory=dict)
-    registry: dict[str, str] = field(default_factory=dict, repr=False)
-    # A table per topic (routing.py): the template, the [tables] map, the [topics.NAME] overrides.
-    table_template: str | None = None
-    tables: dict[str, str] = field(default_factory=dict)
-    topic_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
-    on_table_error: str | None = None
-
-    # `kafka` holds client passwords (sasl.jaas.config, ssl.key.password): the repr hides them.
-    __repr__ = redacted_repr
-
-    @property
-    def embedded(self) -> bool:
-        """No broker given anywhere: use the local broker and the sample data."""
-        return not (self.bootstrap_servers or self.zookeeper or "bootstrap.servers" in self.kafka
-                    or "zookeeper.connect" in self.kafka)
 
 
 def parse_writer(value: Any, name: str) -> str:
@@ -287,14 +231,3 @@ def validate(config: AppConfig) -> None:
     if (config.start_zookeeper_group or config.publish_zookeeper_group) and "zookeeper.connect" not in props:
         raise ConfigError("--start-zookeeper-group and --publish-zookeeper-group need --zookeeper (the ZooKeeper "
                           "that holds the group's offsets)")
-
-
-def table_location(table: str) -> str:
-    """The table as the sink takes it: a catalog name (`db.table`) or a store URI as given, a local path
-    (or `file:` URI) made absolute."""
-    if is_table_name(table):
-        return table.strip()
-    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", table)
-    if scheme and scheme.group(1).lower() != "file":
-        return table
-    return str(Path(table.removeprefix("file:")).expanduser().resolve())

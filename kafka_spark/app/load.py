@@ -8,9 +8,10 @@ import time
 from collections.abc import Mapping, Sequence
 
 from kafka_spark.app.arguments import add_load_arguments, app_parser
-from kafka_spark.app.config import SAMPLE_TABLE, client_properties, merge_settings, table_location, validate
+from kafka_spark.app.config import client_properties, merge_settings, validate
 from kafka_spark.app.demo import SAMPLE_TOPIC, STOP_HINT
 from kafka_spark.app.exits import run_program
+from kafka_spark.app.model import SAMPLE_TABLE, table_location
 from kafka_spark.app.output import Notes, print_embedded, print_offsets
 from kafka_spark.app.payloads import decoded
 from kafka_spark.app.routed_run import exit_status, print_load, result_json, table_lines

@@ -10,16 +10,14 @@ they are never part of an error message or a printed setting.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kafka_spark.app.model import AppConfig
 from kafka_spark.app.values import Parser, parse_property, parse_text
 from kafka_spark.client.config import load_properties
 from kafka_spark.errors import ConfigError
 from kafka_spark.formats.options import BINARY, FORMATS, payload_options
 from kafka_spark.formats.registry_settings import PREFIX
-
-if TYPE_CHECKING:
-    from kafka_spark.app.config import AppConfig
 
 EVOLUTION_MODES = ("none", "restart")
 REGISTRY_TABLE = "schema-registry"

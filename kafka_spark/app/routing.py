@@ -10,16 +10,14 @@ it; `continue` reports it and goes on with the others. A `[topics.NAME.split]` t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kafka_spark.app.model import AppConfig, table_location
 from kafka_spark.app.payloads import BINARY_FORMATS, decoding_options, parse_evolution, parse_format, registry_options
 from kafka_spark.app.values import Parser, parse_bool, parse_names, parse_text
 from kafka_spark.delta.dead_letter import require_schema
 from kafka_spark.delta.routing import ON_TABLE_ERROR, PLACEHOLDER, Routing, Split, TableSettings
 from kafka_spark.errors import ConfigError
-
-if TYPE_CHECKING:
-    from kafka_spark.app.config import AppConfig
 
 TABLES_TABLE = "tables"
 TOPICS_TABLE = "topics"
@@ -132,9 +130,7 @@ def routed_topics(config: AppConfig) -> list[str]:
 
 
 def template_location(template: str) -> str:
-    """A table (or template) as the sink takes it, `{topic}` kept: see config.table_location."""
-    from kafka_spark.app.config import table_location
-
+    """A table (or template) as the sink takes it, `{topic}` kept: see model.table_location."""
     return table_location(template.replace(PLACEHOLDER, _MARK)).replace(_MARK, PLACEHOLDER)
 
 

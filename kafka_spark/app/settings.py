@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_spark.app.config import COMMON_KEYS, AppConfig
+from kafka_spark.app.config import COMMON_KEYS
+from kafka_spark.app.model import AppConfig
 from kafka_spark.app.values import Parser, parse_count, parse_names, parse_positive, parse_text
-from kafka_spark.delta.stream import trigger_kwargs
+from kafka_spark.delta.options import trigger_kwargs
 from kafka_spark.errors import ConfigError
 from kafka_spark.spark.options import duration_ms
 from kafka_spark.spark.redaction import redacted_repr

@@ -6,8 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kafka_spark.app.config import AppConfig, client_properties, table_location
+from kafka_spark.app.config import client_properties
 from kafka_spark.app.demo import SAMPLE_TOPIC, SAMPLE_TRANSFORM, Note, seed_sample, start_local_broker
+from kafka_spark.app.model import AppConfig, table_location
 from kafka_spark.app.payloads import decoding_settings, registry_options
 from kafka_spark.app.routing import build_routing, decodes_anywhere, routed, routed_topics, template_location
 from kafka_spark.delta.sink import Transform, resolve_transform

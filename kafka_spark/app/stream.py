@@ -10,9 +10,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kafka_spark.app.arguments import add_stream_arguments, app_parser
-from kafka_spark.app.config import SAMPLE_TABLE, merge_settings, table_location, validate
+from kafka_spark.app.config import merge_settings, validate
 from kafka_spark.app.demo import SAMPLE_TOPIC, STOP_HINT, SampleFeed
 from kafka_spark.app.exits import run_program
+from kafka_spark.app.model import SAMPLE_TABLE, table_location
 from kafka_spark.app.output import Notes, print_embedded, print_offsets, table_rows
 from kafka_spark.app.routed_run import RunTables, counts, exit_status, trigger_json
 from kafka_spark.app.routing import routed

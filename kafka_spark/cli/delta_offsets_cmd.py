@@ -180,7 +180,8 @@ def _print_lags(table: str, lags: dict[str, SinkLag], as_json: bool) -> int:
 
 def routed_options(args: argparse.Namespace) -> LoadOptions:
     """The routed options of the flags over the --config file: the routing, topics, sink and client settings."""
-    from kafka_spark.app.config import AppConfig, client_properties, read_config_file
+    from kafka_spark.app.config import client_properties, read_config_file
+    from kafka_spark.app.model import AppConfig
     from kafka_spark.app.routing import build_routing, check_routing, parse_template, routed, routed_topics
     from kafka_spark.app.settings import LOAD_KEYS, STREAM_KEYS
 

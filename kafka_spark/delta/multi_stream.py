@@ -42,7 +42,7 @@ from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.location import TableLocation, locate
 from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
 from kafka_spark.delta.offset_log import batch_end_offsets, fresh_checkpoint
-from kafka_spark.delta.options import StreamOptions
+from kafka_spark.delta.options import StreamOptions, trigger_kwargs
 from kafka_spark.delta.plan import BatchPlan, first_starts, placed_offsets
 from kafka_spark.delta.position import SinkCommit, committed_position, now_ms
 from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selected_rows, selection
@@ -81,13 +81,7 @@ def start_routed_stream(spark, options: StreamOptions):
             **options.pacing.reader_options(), **source.read_flags()}
     df = spark.readStream.format("pykafka").options(**read).load()
     return (df.writeStream.foreachBatch(writer).option("checkpointLocation", checkpoint)
-            .queryName(f"kafka-spark-{options.sink_id}").trigger(**_trigger(options)).start())
-
-
-def _trigger(options: StreamOptions) -> dict:
-    from kafka_spark.delta.stream import trigger_kwargs
-
-    return trigger_kwargs(options.pacing.trigger)
+            .queryName(f"kafka-spark-{options.sink_id}").trigger(**trigger_kwargs(options.pacing.trigger)).start())
 
 
 @dataclass

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.delta.routing import PLACEHOLDER, Routing
 from kafka_spark.errors import ConfigError
+from kafka_spark.spark.options import duration_ms
 from kafka_spark.spark.redaction import redacted_repr
 
 if TYPE_CHECKING:
@@ -93,6 +94,21 @@ class Publishing:
     zookeeper_group: str | None = None
 
     __repr__ = redacted_repr
+
+
+def trigger_kwargs(trigger: str) -> dict[str, Any]:
+    """`DataStreamWriter.trigger` arguments for `available-now`, `once` or an interval such as `10s`."""
+    text = trigger.strip().lower().replace("_", "-")
+    if text in ("available-now", "availablenow"):
+        return {"availableNow": True}
+    if text == "once":
+        return {"once": True}
+    try:
+        ms = duration_ms(text, "trigger")
+    except ConfigError:
+        raise ConfigError(f"trigger {trigger!r}: expected 'available-now', 'once' or an interval such as "
+                          "'10s', '500ms' or '1m'") from None
+    return {"processingTime": f"{ms} milliseconds"}
 
 
 @dataclass(frozen=True)

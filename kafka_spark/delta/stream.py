@@ -27,7 +27,6 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping
-from typing import Any
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
@@ -39,7 +38,7 @@ from kafka_spark.delta.direct_commit import write_direct
 from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.offset_log import batch_end_offsets, fresh_checkpoint
-from kafka_spark.delta.options import KafkaSource, StreamOptions, default_checkpoint
+from kafka_spark.delta.options import KafkaSource, StreamOptions, default_checkpoint, trigger_kwargs
 from kafka_spark.delta.plan import BatchPlan, first_starts, placed_offsets, selected_partitions, starting_spec
 from kafka_spark.delta.position import (
     SinkCommit,
@@ -50,9 +49,7 @@ from kafka_spark.delta.position import (
 )
 from kafka_spark.delta.publish import check_publish_options, publish_committed
 from kafka_spark.delta.sink import LoadResult, apply_transform, write_commit
-from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
-from kafka_spark.spark.options import duration_ms
 from kafka_spark.spark.redaction import redact_secret_options
 
 log = logging.getLogger(__name__)
@@ -62,21 +59,6 @@ Offsets = Mapping[TopicPartition, int]
 
 class CheckpointMismatchError(SinkError):
     """The query's checkpoint and the table disagree on where the sink's stream stands."""
-
-
-def trigger_kwargs(trigger: str) -> dict[str, Any]:
-    """`DataStreamWriter.trigger` arguments for `available-now`, `once` or an interval such as `10s`."""
-    text = trigger.strip().lower().replace("_", "-")
-    if text in ("available-now", "availablenow"):
-        return {"availableNow": True}
-    if text == "once":
-        return {"once": True}
-    try:
-        ms = duration_ms(text, "trigger")
-    except ConfigError:
-        raise ConfigError(f"trigger {trigger!r}: expected 'available-now', 'once' or an interval such as "
-                          "'10s', '500ms' or '1m'") from None
-    return {"processingTime": f"{ms} milliseconds"}
 
 
 def starting_option(cluster: Cluster, source: KafkaSource, sink_id: str,
@@ -120,7 +102,7 @@ def start_stream(spark, options: StreamOptions):
     """Start the query (a `StreamingQuery`); every micro-batch is one Delta commit of rows and offsets (with
     `routing`, one per table: see multi_stream.py)."""
     if options.routing is not None:
-        from kafka_spark.delta.multi_stream import start_routed_stream  # it uses this module's trigger_kwargs
+        from kafka_spark.delta.multi_stream import start_routed_stream
 
         return start_routed_stream(spark, options)
     source, target, parsing = options.source, options.target, options.parsing

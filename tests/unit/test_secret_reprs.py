@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from kafka_spark.app.config import AppConfig
+from kafka_spark.app.model import AppConfig
 from kafka_spark.app.settings import LoadConfig, StreamConfig
 from kafka_spark.app.source import Source
 from kafka_spark.delta import LoadOptions, StreamOptions
