@@ -34,6 +34,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafka_spark.formats.spark_json_values import Converter, NotCertain, converted_column
+
 _INTEGRAL = {"byte": (pa.int8(), 7), "short": (pa.int16(), 15), "integer": (pa.int32(), 31), "long": (pa.int64(), 63)}
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
 # Larger integers are not all exactly a double: Spark's conversion of such a JSON number is not checked here.
@@ -47,18 +49,6 @@ _WHITESPACE = " \t\n\r"  # JSON's, which both parsers skip around a value
 # Spark types whose JSON value Python's parser already gives as the row holds it.
 _SAME: dict[str, type] = {"string": str, "boolean": bool, "double": float}
 _CONTEXT = decimal.Context(prec=200, rounding=decimal.ROUND_HALF_UP, Emax=10_000, Emin=-10_000)
-
-Converter = Callable[[Any], Any]
-
-
-class NotCertain(ValueError):
-    """A value this parser cannot be sure Spark's `from_json` parses to what it would produce: why, and its row
-    in the column (None inside a value)."""
-
-    def __init__(self, reason: str, row: int | None = None) -> None:
-        super().__init__(reason)
-        self.reason, self.row = reason, row
-
 
 def certain_schema_reason(schema_json: str) -> str | None:
     """Why values of this struct (Spark's JSON form) are left to Spark's `from_json`, or None."""
@@ -210,22 +200,11 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def converted_column(column: list[Any], convert: Converter, name: str, target: pa.DataType) -> pa.Array:
-    """A column Arrow refused, each value through its field's converter, which rounds a decimal as Spark does
-    or says why the value is not Spark's for certain (NotCertain naming the field and the row)."""
-    converted = []
-    for row, item in enumerate(column):
-        try:
-            converted.append(None if item is None else convert(item))
-        except (ValueError, OverflowError, pa.ArrowException) as exc:  # NotCertain is a ValueError
-            raise NotCertain(f"field {name}: {getattr(exc, 'reason', exc)}"[:300], row) from None
-    return pa.array(converted, target)
-
-
 def _typed_decoder(schema: dict[str, Any], arrow: pa.StructType, converters: list[Converter]) -> Any:
     """The msgspec decoder of the schema, or None (msgspec not installed, or a schema it does not serve)."""
     try:
         from kafka_spark.formats.spark_json_typed import TypedDecoder, typed_types
+
         types = typed_types(schema)
     except ImportError:
         return None

@@ -26,16 +26,13 @@ import json
 import operator
 import re
 from types import GenericAlias
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_spark.formats.spark_json import converted_column
-
-if TYPE_CHECKING:
-    from kafka_spark.formats.spark_json import Converter
+from kafka_spark.formats.spark_json_values import Converter, converted_column
 
 _INTEGRAL = {"byte", "short", "integer", "long"}
 _NUMBER_START = frozenset(b"-0123456789")
