@@ -28,7 +28,7 @@ from kafka_spark.delta import (
     load,
     load_tables,
 )
-from kafka_spark.delta.sink import resolve_transform
+from kafka_spark.delta.read_plan import resolve_transform
 from kafka_spark.local.session import LazySpark
 
 PROG = "kafka-to-delta"

@@ -12,9 +12,10 @@ from kafka_spark.delta.multi_load import load_tables
 from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
 from kafka_spark.delta.options import LoadOptions, StreamOptions, trigger_kwargs
 from kafka_spark.delta.position import SinkCommit, committed_position, committed_positions
+from kafka_spark.delta.results import LoadResult
 from kafka_spark.delta.routed_lag import tables_lag
 from kafka_spark.delta.routing import Routing, Split, TableSettings
-from kafka_spark.delta.sink import LoadResult, load
+from kafka_spark.delta.sink import load
 from kafka_spark.delta.stream import CheckpointMismatchError, start_stream
 
 __all__ = [

@@ -265,7 +265,7 @@ def reconcile(spark: Any, source: KafkaSource, target: SinkTarget, parsing: Valu
     log.warning("batch %d of sink %r was committed to %s with %d dead letters that are not in %s (a crash "
                 "between the two writes): reading the batch again to write them", previous.batch,
                 target.sink_id, target.table, previous.dead_letters, parsing.dead_letter)
-    from kafka_spark.delta.sink import read_plan  # the sink imports this module
+    from kafka_spark.delta.read_plan import read_plan
 
     start = {tp: off for tp, off in previous.start_offsets.items() if previous.offsets.get(tp, off) > off}
     plan = BatchPlan(previous.batch, start=start, end={tp: previous.offsets[tp] for tp in start})

@@ -20,18 +20,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kafka_spark.delta.commit import committed, write_commit
+from kafka_spark.delta.crash import crash_point
 from kafka_spark.delta.direct_files import FILE_ROWS_DDL, FileSpec, delete_files, stats_columns
 from kafka_spark.delta.direct_routes import routed_options
-from kafka_spark.delta.errors import BadRecordError, ConcurrentWriterError
+from kafka_spark.delta.errors import BadRecordError, BatchAlreadyCommittedError, ConcurrentWriterError
 from kafka_spark.delta.plan import BatchPlan, merged_plan
 from kafka_spark.delta.position import SinkCommit, app_id, materialize, now_ms, write_pending
+from kafka_spark.delta.read_plan import read_plan
+from kafka_spark.delta.results import LoadResult
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
     from kafka_spark.delta.direct import DirectTarget
     from kafka_spark.delta.options import KafkaSource, LoadOptions
-    from kafka_spark.delta.sink import LoadResult, PlanReader
+    from kafka_spark.delta.read_plan import PlanReader
 
 log = logging.getLogger(__name__)
 
@@ -95,12 +99,11 @@ def write_direct(spark: Any, options: LoadOptions, plan: BatchPlan, commit: Sink
     """Write the plan's records as the table's files in its tasks and commit them with `commit` in one
     Delta transaction; detect a batch someone else committed, as Spark's writer does. `read(extra)` reads
     the plan with the direct-write options `extra` (by default `read_plan`, from the brokers)."""
-    from kafka_spark.delta.sink import read_plan
 
     job = begin_job(options, commit, target)
     rows: list[dict[str, Any]] = []
     if job.writes:
-        _crash_point("before-write")
+        crash_point("before-write")
         if plan.reading:
             extra = direct_options(file_spec(target))
             frame = read(extra) if read is not None else read_plan(spark, options.source, plan, extra)
@@ -115,7 +118,6 @@ def write_direct(spark: Any, options: LoadOptions, plan: BatchPlan, commit: Sink
 def written_by_spark(spark: Any, options: LoadOptions, df: Any, commit: SinkCommit, target: DirectTarget,
                      reason: str, label: str) -> LoadResult:
     """The batch `df` committed through Spark's writer, the direct writer having left it (`reason`)."""
-    from kafka_spark.delta.sink import write_commit
 
     log.info("%s %s: Spark's writer, since %s", options.table, label, reason)
     result = write_commit(spark, options.target, options.format, options.parsing, df, commit, label, target.location)
@@ -129,13 +131,12 @@ def write_tables(spark: Any, source: KafkaSource, parts: Sequence[tuple[str, Bat
                  ) -> dict[str, list[dict[str, Any]]]:
     """Write the ranges of several topics' tables (`(topic, plan, job)`, each topic its own table) in one
     read: each task writes its range as its topic's table's files. The file rows by topic."""
-    from kafka_spark.delta.sink import read_plan
 
     writing = [(topic, plan, job) for topic, plan, job in parts if job.writes and plan.reading]
     found: dict[str, list[dict[str, Any]]] = {topic: [] for topic, _, _ in parts}
     if not writing:
         return found
-    _crash_point("before-write")
+    crash_point("before-write")
     merged = merged_plan([plan for _, plan, _ in writing])
     specs = {topic: file_spec(job.target) for topic, _, job in writing}
     read = dataclasses.replace(source, topics=sorted(specs), decoding={})
@@ -147,8 +148,6 @@ def write_tables(spark: Any, source: KafkaSource, parts: Sequence[tuple[str, Bat
 def finish_job(job: DirectJob, rows: list[dict[str, Any]]) -> LoadResult:
     """Commit the files the tasks wrote for `job` (unless the table already holds its batch) and return what
     the table now holds for it: the winner's offsets, or BatchAlreadyCommittedError for another run's."""
-    from kafka_spark.delta.errors import BatchAlreadyCommittedError
-    from kafka_spark.delta.sink import LoadResult, _committed
 
     commit, target = job.commit, job.target
     sink_id, location = job.options.sink_id, target.location
@@ -159,13 +158,13 @@ def finish_job(job: DirectJob, rows: list[dict[str, Any]]) -> LoadResult:
             raise SparkWriterNeeded(reason)
         _refuse_bad_records(rows, job.options, commit.batch)
         _commit(target, rows, commit, job.before)
-        _crash_point("after-commit")
+        crash_point("after-commit")
         if target.table is not None:
             target.table.update_incremental()  # a cached target commits its next batch on top of this one
             maintain_log(target.table)
     state = location.state()
     state.refresh()
-    winner, _ = _committed(location, state, sink_id, commit.batch, job.before)
+    winner, _ = committed(location, state, sink_id, commit.batch, job.before)
     if winner.run_id != commit.run_id:
         raise BatchAlreadyCommittedError(
             f"batch {commit.batch} of sink {sink_id!r} was already committed to {location} by run {winner.run_id}; "
@@ -194,11 +193,6 @@ def maintain_log(table: DeltaTable) -> None:
     if (config.get("delta.enableExpiredLogCleanup") or "true").strip().lower() != "false":
         table.cleanup_metadata()
 
-
-def _crash_point(name: str) -> None:
-    from kafka_spark.delta.sink import _crash_point as crash  # sink imports this module
-
-    crash(name)
 
 
 def _spark_reason(rows: list[dict[str, Any]], options: LoadOptions) -> str | None:

@@ -17,12 +17,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.delta.batch_commit import commit_batch
 from kafka_spark.delta.dead_letter import check_options
 from kafka_spark.delta.location import locate
 from kafka_spark.delta.options import LoadOptions
 from kafka_spark.delta.plan import BatchPlan, checked_start, refuse_shared, starting_spec
 from kafka_spark.delta.position import SinkCommit, check_sink_id, sink_positions
-from kafka_spark.delta.sink import LoadResult, commit_batch, read_plan
+from kafka_spark.delta.read_plan import read_plan
+from kafka_spark.delta.results import LoadResult
 from kafka_spark.delta.storage import session_hadoop_conf
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.admission import rate_limit

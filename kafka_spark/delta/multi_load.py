@@ -30,9 +30,10 @@ from kafka_spark.delta.options import LoadOptions
 from kafka_spark.delta.plan import BatchPlan, checked_start, first_starts, merged_plan
 from kafka_spark.delta.position import SinkCommit, now_ms, sink_positions
 from kafka_spark.delta.progress import Progress
+from kafka_spark.delta.read_plan import read_plan
+from kafka_spark.delta.results import LoadResult
 from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selected_rows, selection
 from kafka_spark.delta.routed_writes import RoutedWrites
-from kafka_spark.delta.sink import LoadResult, read_plan
 from kafka_spark.delta.table_commit import Mirrors, check_table, failed_result, run_commits
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.admission import rate_limit

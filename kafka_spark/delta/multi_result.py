@@ -8,7 +8,7 @@ from typing import Any
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.errors import SinkError
-from kafka_spark.delta.sink import LoadResult
+from kafka_spark.delta.results import LoadResult
 
 
 @dataclass

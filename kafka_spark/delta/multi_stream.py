@@ -45,9 +45,10 @@ from kafka_spark.delta.offset_log import batch_end_offsets, fresh_checkpoint
 from kafka_spark.delta.options import StreamOptions, trigger_kwargs
 from kafka_spark.delta.plan import BatchPlan, first_starts, placed_offsets
 from kafka_spark.delta.position import SinkCommit, committed_position, now_ms
+from kafka_spark.delta.read_plan import read_plan
+from kafka_spark.delta.results import LoadResult
 from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selected_rows, selection
 from kafka_spark.delta.routed_writes import RoutedWrites
-from kafka_spark.delta.sink import LoadResult, read_plan
 from kafka_spark.delta.table_commit import Mirrors, check_table, failed_result, run_commits
 from kafka_spark.offsets.ranges import EARLIEST
 from kafka_spark.offsets.resolve import resolve_partitions

@@ -21,7 +21,7 @@ from kafka_spark.spark.redaction import redacted_repr
 
 if TYPE_CHECKING:
     from kafka_spark.delta.multi_result import MultiLoadResult
-    from kafka_spark.delta.sink import LoadResult
+    from kafka_spark.delta.results import LoadResult
 
 Transform = Callable[[Any], Any]  # DataFrame -> DataFrame
 

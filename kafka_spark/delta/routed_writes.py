@@ -32,8 +32,8 @@ if TYPE_CHECKING:
     from kafka_spark.delta.options import KafkaSource
     from kafka_spark.delta.plan import BatchPlan
     from kafka_spark.delta.position import SinkCommit
+    from kafka_spark.delta.results import LoadResult
     from kafka_spark.delta.routed import RoutedTable
-    from kafka_spark.delta.sink import LoadResult
 
 log = logging.getLogger(__name__)
 

@@ -32,6 +32,7 @@ from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.offsets import earliest_offsets
 from kafka_spark.delta.catalog import create_catalog_table
+from kafka_spark.delta.commit import write_commit
 from kafka_spark.delta.dead_letter import check_options, reconcile
 from kafka_spark.delta.direct import NEW_CATALOG_TABLE, WriterChoice, choose_writer
 from kafka_spark.delta.direct_commit import write_direct
@@ -48,7 +49,8 @@ from kafka_spark.delta.position import (
     sink_positions,
 )
 from kafka_spark.delta.publish import check_publish_options, publish_committed
-from kafka_spark.delta.sink import LoadResult, apply_transform, write_commit
+from kafka_spark.delta.read_plan import apply_transform
+from kafka_spark.delta.results import LoadResult
 from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
 from kafka_spark.spark.redaction import redact_secret_options
 

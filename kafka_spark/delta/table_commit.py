@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.delta.commit import write_commit
 from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.options import Publishing
 from kafka_spark.delta.position import SinkCommit, check_sink_id
 from kafka_spark.delta.publish import check_publish_options, publish_committed
-from kafka_spark.delta.sink import LoadResult, write_commit
+from kafka_spark.delta.results import LoadResult
 
 if TYPE_CHECKING:
     from kafka_spark.delta.location import TableLocation

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_spark.delta.sink import apply_transform
+from kafka_spark.delta.read_plan import apply_transform
 from kafka_spark.errors import ConfigError
 
 

@@ -16,7 +16,7 @@ import sys
 import time
 
 from kafka_spark.delta import StreamOptions, start_stream
-from kafka_spark.delta.sink import CRASH_ENV
+from kafka_spark.delta.crash import CRASH_ENV
 from kafka_spark.local.spark import local_spark
 
 REGISTRY_ENV = "KAFKA_SPARK_TEST_REGISTRY"

@@ -22,9 +22,9 @@ from kafka_spark.delta import (
     committed_position,
     load,
 )
+from kafka_spark.delta.batch_commit import commit_batch
 from kafka_spark.delta.plan import plan_batch
 from kafka_spark.delta.position import offsets_dir
-from kafka_spark.delta.sink import commit_batch
 from kafka_spark.delta.storage import delta_rs_location
 from kafka_spark.errors import DataLossError
 
