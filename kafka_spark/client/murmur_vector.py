@@ -11,10 +11,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kafka_spark.client.partitioner import _M, _SEED
+from kafka_spark.client.partitioner import MURMUR_M, MURMUR_SEED
 
 _U32 = np.uint32
-_MUL = _U32(_M)
+_MUL = _U32(MURMUR_M)
 
 
 def murmur2_many(keys: Sequence[bytes]) -> np.ndarray:
@@ -38,7 +38,7 @@ def murmur2_buffers(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     starts, lengths, blocks = starts[order], lengths[order], blocks[order]
     # active[b]: how many keys (a prefix of `order`) have a block at position b
     active = np.searchsorted(-blocks, -np.arange(int(blocks[0])), side="left")
-    h = (lengths.astype(_U32) ^ _U32(_SEED)).astype(_U32)
+    h = (lengths.astype(_U32) ^ _U32(MURMUR_SEED)).astype(_U32)
     for b, n in enumerate(active.tolist()):
         k = _word(data, starts[:n] + 4 * b)
         k *= _MUL

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import random
 
-_M = 0x5BD1E995
-_SEED = 0x9747B28C
+# murmur2 constants, shared with the vectorised version (murmur_vector.py)
+MURMUR_M = 0x5BD1E995
+MURMUR_SEED = 0x9747B28C
 _MASK = 0xFFFFFFFF
 
 
 def murmur2(data: bytes) -> int:
     """Kafka's murmur2 (``Utils.murmur2``) as a signed 32-bit int."""
     length = len(data)
-    h = (_SEED ^ length) & _MASK
+    h = (MURMUR_SEED ^ length) & _MASK
     end = length & ~3
     for i in range(0, end, 4):
         k = data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24)
-        k = (k * _M) & _MASK
+        k = (k * MURMUR_M) & _MASK
         k ^= k >> 24
-        k = (k * _M) & _MASK
-        h = (h * _M) & _MASK
+        k = (k * MURMUR_M) & _MASK
+        h = (h * MURMUR_M) & _MASK
         h ^= k
     rest = length & 3
     if rest == 3:
@@ -28,9 +29,9 @@ def murmur2(data: bytes) -> int:
         h ^= data[end + 1] << 8
     if rest >= 1:
         h ^= data[end]
-        h = (h * _M) & _MASK
+        h = (h * MURMUR_M) & _MASK
     h ^= h >> 13
-    h = (h * _M) & _MASK
+    h = (h * MURMUR_M) & _MASK
     h ^= h >> 15
     return h - (1 << 32) if h & 0x80000000 else h
 

@@ -26,7 +26,7 @@ from kafka_spark.segments import PartitionDir, PartitionLog, Segment, read_check
 from kafka_spark.segments.listing import list_partition_dirs
 from kafka_spark.spark.log_options import LogOptions
 from kafka_spark.spark.log_store import Location, expand
-from kafka_spark.spark.planner import _past_the_end
+from kafka_spark.spark.planner import check_past_the_end
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def plan_log_batch(options: LogOptions) -> list[LogRange]:
         stops = resolve_spec(lookup, src.ending, tps, False, src.no_match_strategy)
         bounds = {tp: (starts[tp], stops[tp]) for tp in tps}
         if src.ending.kind == "offsets":
-            _past_the_end(bounds, lookup.ends, src.fail_on_data_loss)
+            check_past_the_end(bounds, lookup.ends, src.fail_on_data_loss)
         pieces: list[LogRange] = []
         for tp, (start, end) in bounds.items():
             if start > end:

@@ -19,8 +19,8 @@ __all__ = ["NoOffsetForTimestampError", "plan_batch"]
 log = logging.getLogger(__name__)
 
 
-def _past_the_end(ranges: dict[TopicPartition, tuple[int, int]], high_watermarks: Mapping[TopicPartition, int],
-                  fail_on_data_loss: bool) -> None:
+def check_past_the_end(ranges: dict[TopicPartition, tuple[int, int]], high_watermarks: Mapping[TopicPartition, int],
+                       fail_on_data_loss: bool) -> None:
     # Offsets at or past the high watermark do not exist: Spark's source fails on them unless
     # failOnDataLoss is false, and then reads up to the end. Failing here beats waiting in a task.
     for tp, (start, end) in ranges.items():
@@ -46,7 +46,7 @@ def plan_batch(options: SourceOptions) -> list[OffsetRange]:
                                options.no_match_strategy)
         bounds = {tp: (starts[tp], ends[tp]) for tp in tps}
         if options.ending.kind == "offsets":
-            _past_the_end(bounds, latest_offsets(cluster, tps, "read_uncommitted"), options.fail_on_data_loss)
+            check_past_the_end(bounds, latest_offsets(cluster, tps, "read_uncommitted"), options.fail_on_data_loss)
         ranges = []
         for tp, (start, end) in bounds.items():
             if start > end:
