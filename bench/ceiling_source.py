@@ -71,7 +71,8 @@ class _ParquetReader(_Reader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from kafka_spark.delta.direct import rows_schema
-        from kafka_spark.delta.direct_files import FileSpec, stats_columns, write_files
+        from kafka_spark.delta.direct_files import FileSpec, write_files
+        from kafka_spark.delta.file_stats import stats_columns
         from kafka_spark.delta.options import KafkaSource
 
         schema = rows_schema(KafkaSource({}))

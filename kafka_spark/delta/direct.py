@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.catalog import is_table_name, name_parts
-from kafka_spark.delta.direct_files import PARQUET_CODECS, PARTITION_KINDS, time_zone
+from kafka_spark.delta.direct_files import PARQUET_CODECS
+from kafka_spark.delta.partition_values import PARTITION_KINDS, time_zone
 from kafka_spark.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.commit import committed, write_commit
 from kafka_spark.delta.crash import crash_point
-from kafka_spark.delta.direct_files import FILE_ROWS_DDL, FileSpec, delete_files, stats_columns
+from kafka_spark.delta.direct_files import FILE_ROWS_DDL, FileSpec, delete_files
 from kafka_spark.delta.direct_routes import routed_options
 from kafka_spark.delta.errors import BadRecordError, BatchAlreadyCommittedError, ConcurrentWriterError
+from kafka_spark.delta.file_stats import stats_columns
 from kafka_spark.delta.plan import BatchPlan, merged_plan
 from kafka_spark.delta.position import SinkCommit, app_id, materialize, now_ms, write_pending
 from kafka_spark.delta.read_plan import read_plan

@@ -14,18 +14,14 @@ import pytest
 from deltalake import Schema
 
 from kafka_spark.delta.direct import nullable_schema
-from kafka_spark.delta.direct_files import (
+from kafka_spark.delta.direct_files import FILE_ROWS_SCHEMA, FileSpec, write_files
+from kafka_spark.delta.file_stats import Stats, leaf_columns, stats_columns
+from kafka_spark.delta.partition_values import (
     DEFAULT_PARTITION_NAME,
-    FILE_ROWS_SCHEMA,
-    FileSpec,
-    Stats,
     escape_path_name,
-    leaf_columns,
     partition_path,
     partition_value,
-    stats_columns,
     time_zone,
-    write_files,
 )
 from kafka_spark.records import kafka_schema
 
@@ -90,7 +86,7 @@ def test_a_long_string_keeps_its_prefix_as_minimum_and_a_raised_prefix_as_maximu
 ])
 def test_long_strings_are_bounded_as_delta_on_spark_bounds_them(text, low, high):
     # Delta's StatisticsCollection.truncateMinStringAgg / truncateMaxStringAgg, with a prefix of 6 UTF-16 units
-    from kafka_spark.delta.direct_files import truncated_max, truncated_min
+    from kafka_spark.delta.file_stats import truncated_max, truncated_min
 
     assert truncated_min(text, 6) == low and truncated_max(text, 6) == high
 
