@@ -3,6 +3,6 @@
 Keep this import light and free of optional extras: if it fails, Spark silently skips it.
 """
 
-from kafka_spark.spark.batch import KafkaDataSource as DefaultSource
+from kafka_spark.spark.datasource import KafkaDataSource as DefaultSource
 
 __all__ = ["DefaultSource"]

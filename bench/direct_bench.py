@@ -120,9 +120,9 @@ def backfill_contenders(spark, node, size: int) -> dict[str, Callable[[str, str]
 
     def decode_alone(topic: str, table: str) -> int:
         # The files read and decoded to Arrow in this one process, partition after partition: no Spark.
-        from kafka_spark.spark.log_options import parse_log_options
-        from kafka_spark.spark.log_planner import plan_log_batch
-        from kafka_spark.spark.log_reader import read_log_range
+        from kafka_spark.spark.log.options import parse_log_options
+        from kafka_spark.spark.log.planner import plan_log_batch
+        from kafka_spark.spark.log.reader import read_log_range
 
         options = parse_log_options({"path": str(node.log_dir), "subscribe": topic})
         return sum(b.num_rows for r in plan_log_batch(options) for b in read_log_range(options, r))

@@ -332,8 +332,8 @@ def _file_versions(table: str) -> dict[str, int]:
 
 def trigger_cost(node, partitions: int, triggers: int) -> dict[str, Any]:
     """Median driver time of one trigger's planning (latestOffset + partitions) on `partitions` partitions."""
-    from kafka_spark.spark.options import parse_source_options
-    from kafka_spark.spark.stream import KafkaStreamReader
+    from kafka_spark.spark.source.options import parse_source_options
+    from kafka_spark.spark.source.stream import KafkaStreamReader
 
     topic = f"wide-{partitions}-{int(time.time())}"
     node.tools.create_topic(topic, partitions=partitions)

@@ -31,10 +31,10 @@ _EXPORTS = {
     "OffsetRange": "kafka_spark.offsets",
     "TopicPartition": "kafka_spark.offsets",
     # spark
-    "KafkaDataSource": "kafka_spark.spark.batch",
-    "KafkaLogDataSource": "kafka_spark.spark.log_source",
+    "KafkaDataSource": "kafka_spark.spark.datasource",
+    "KafkaLogDataSource": "kafka_spark.spark.log.source",
     "register": "kafka_spark.spark.register",
-    "offsets_behind_latest": "kafka_spark.spark.progress",
+    "offsets_behind_latest": "kafka_spark.spark.source.progress",
     # delta
     "LoadOptions": "kafka_spark.delta",
     "LoadResult": "kafka_spark.delta",

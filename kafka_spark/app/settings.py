@@ -10,8 +10,8 @@ from kafka_spark.app.model import AppConfig
 from kafka_spark.app.values import Parser, parse_count, parse_names, parse_positive, parse_text
 from kafka_spark.delta.options import trigger_kwargs
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark.options import duration_ms
 from kafka_spark.spark.redaction import redacted_repr
+from kafka_spark.spark.source.options import duration_ms
 
 
 @dataclass

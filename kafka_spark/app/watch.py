@@ -10,7 +10,7 @@ from typing import Any
 
 from kafka_spark.delta import LoadResult, MultiLoadResult
 from kafka_spark.offsets.ranges import offsets_to_json
-from kafka_spark.spark.progress import offsets_behind_latest
+from kafka_spark.spark.source.progress import offsets_behind_latest
 
 # How long a stop request waits for the micro-batch in flight before stopping the query anyway.
 STOP_GRACE_SECONDS = 120.0

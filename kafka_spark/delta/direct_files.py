@@ -1,6 +1,6 @@
 """The direct writer's task side: one offset range fetched (and decoded) into Parquet files under the table's root.
 
-A task of a `pykafka` read given the internal option `directWriteTo` (see `spark/batch.py`) writes its
+A task of a `pykafka` read given the internal option `directWriteTo` (see `spark/datasource.py`) writes its
 range here instead of yielding records, and yields one small row per file it wrote (`FILE_ROWS_DDL`): the
 path relative to the table root, its size, record count, modification time and Delta statistics. The
 driver commits those files (direct.py); a file no commit references is harmless (VACUUM removes it), as

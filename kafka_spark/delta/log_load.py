@@ -29,8 +29,8 @@ from kafka_spark.delta.storage import session_hadoop_conf
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.admission import rate_limit
 from kafka_spark.offsets.ranges import offsets_to_json
-from kafka_spark.spark.log_options import SOURCE_NAME, parse_log_options
-from kafka_spark.spark.log_planner import PartitionBounds, partition_bounds
+from kafka_spark.spark.log.options import SOURCE_NAME, parse_log_options
+from kafka_spark.spark.log.planner import PartitionBounds, partition_bounds
 from kafka_spark.spark.redaction import redact_secret_options
 
 # Settings that need a cluster, which a load from files does not reach.

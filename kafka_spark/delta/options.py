@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.delta.routing import PLACEHOLDER, Routing
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark.options import duration_ms
 from kafka_spark.spark.redaction import redacted_repr
+from kafka_spark.spark.source.options import duration_ms
 
 if TYPE_CHECKING:
     from kafka_spark.delta.multi_result import MultiLoadResult

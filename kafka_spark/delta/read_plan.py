@@ -12,8 +12,8 @@ from kafka_spark.client.callables import import_callable
 from kafka_spark.delta.options import KafkaSource, Transform
 from kafka_spark.delta.plan import BatchPlan
 from kafka_spark.offsets.ranges import offsets_to_json, ranges_to_json
-from kafka_spark.spark.options import PLANNED_RANGES
 from kafka_spark.spark.redaction import redact_secret_options
+from kafka_spark.spark.source.options import PLANNED_RANGES
 
 
 def read_plan(spark, source: KafkaSource, plan: BatchPlan, extra: Mapping[str, str] | None = None):

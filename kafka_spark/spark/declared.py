@@ -14,7 +14,9 @@ from kafka_spark.client import config as client_config
 from kafka_spark.formats import avro_types, json_schema, protobuf_values
 from kafka_spark.formats import options as payload_options
 from kafka_spark.formats import registry_settings as registry
-from kafka_spark.spark import log_options, options, write_options
+from kafka_spark.spark.log import options as log_options
+from kafka_spark.spark.sink import options as write_options
+from kafka_spark.spark.source import options
 from kafka_spark.zookeeper import settings as zookeeper_settings
 
 # The fewest options a read or a write accepts: what every default below is measured against.

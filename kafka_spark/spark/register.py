@@ -63,8 +63,8 @@ def check_worker_python(spark: Any) -> None:
 def register(spark) -> None:
     """Register the `pykafka` and `pykafka-log` data sources on `spark` (a SparkSession), and make it hide
     the secret `kafka.*` options in plans; first check that Spark's Python workers can import kafka_spark."""
-    from kafka_spark.spark.batch import KafkaDataSource
-    from kafka_spark.spark.log_source import KafkaLogDataSource
+    from kafka_spark.spark.datasource import KafkaDataSource
+    from kafka_spark.spark.log.source import KafkaLogDataSource
     from kafka_spark.spark.redaction import redact_secret_options
 
     check_worker_python(spark)

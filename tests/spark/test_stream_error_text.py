@@ -11,10 +11,10 @@ import logging
 import pytest
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.spark import stream_planner
-from kafka_spark.spark.options import parse_source_options
-from kafka_spark.spark.stream import AvailableNowError, KafkaStreamReader
-from kafka_spark.spark.stream_planner import StreamDataLossError, plan_micro_batch
+from kafka_spark.spark.source import stream_planner
+from kafka_spark.spark.source.options import parse_source_options
+from kafka_spark.spark.source.stream import AvailableNowError, KafkaStreamReader
+from kafka_spark.spark.source.stream_planner import StreamDataLossError, plan_micro_batch
 
 T0, T1 = TopicPartition("t", 0), TopicPartition("t", 1)
 

@@ -11,9 +11,9 @@ from kafka_spark.app.model import AppConfig
 from kafka_spark.app.settings import LoadConfig, StreamConfig
 from kafka_spark.app.source import Source
 from kafka_spark.delta import LoadOptions, StreamOptions
-from kafka_spark.spark.log_options import parse_log_options
-from kafka_spark.spark.options import parse_source_options
-from kafka_spark.spark.write_options import parse_sink_options
+from kafka_spark.spark.log.options import parse_log_options
+from kafka_spark.spark.sink.options import parse_sink_options
+from kafka_spark.spark.source.options import parse_source_options
 
 JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="s3cr3t";'
 KEY_PASSWORD = "k3y-pa55-47"

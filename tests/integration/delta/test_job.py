@@ -83,7 +83,7 @@ def test_spark_errors_become_one_line():
     worker = PythonException(
         "\n  An exception was thrown from the Python worker. Please see the stack trace below.\n"
         "Traceback (most recent call last):\n"
-        '  File "/work/kafka_spark/spark/reader.py", line 90, in read\n'
+        '  File "/work/kafka_spark/spark/source/reader.py", line 90, in read\n'
         "    raise DataLossError(message)\n"
         "kafka_spark.errors.base.DataLossError: t-0: offsets 0..9 were deleted before they were read\n")
     assert job.error_line(worker) == "DataLossError: t-0: offsets 0..9 were deleted before they were read"

@@ -38,9 +38,9 @@ from kafka_spark.delta.log_load import read_files, read_options
 from kafka_spark.delta.plan import BatchPlan
 from kafka_spark.local.process import free_port
 from kafka_spark.local.spark import local_spark
-from kafka_spark.spark.log_options import parse_log_options
-from kafka_spark.spark.options import parse_source_options
-from kafka_spark.spark.write_options import parse_sink_options
+from kafka_spark.spark.log.options import parse_log_options
+from kafka_spark.spark.sink.options import parse_sink_options
+from kafka_spark.spark.source.options import parse_source_options
 
 JOBS = Path(__file__).resolve().parents[3] / "jobs"
 

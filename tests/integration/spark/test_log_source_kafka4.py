@@ -24,9 +24,9 @@ from log_source_compare import assert_same_rows, load, rows
 from kafka_spark.errors import ConfigError, DataLossError
 from kafka_spark.local.kafka import KafkaNode
 from kafka_spark.segments import PartitionLog, ScanStats, SegmentCorruptError
-from kafka_spark.spark.log_options import parse_log_options
-from kafka_spark.spark.log_planner import plan_log_batch
-from kafka_spark.spark.log_reader import read_log_range
+from kafka_spark.spark.log.options import parse_log_options
+from kafka_spark.spark.log.planner import plan_log_batch
+from kafka_spark.spark.log.reader import read_log_range
 
 
 @pytest.fixture(scope="module")

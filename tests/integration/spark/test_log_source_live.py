@@ -20,8 +20,8 @@ from kafka_spark.client.producer import Producer
 from kafka_spark.errors import DataLossError
 from kafka_spark.local.kafka import KafkaNode
 from kafka_spark.segments import PartitionLog
-from kafka_spark.spark.log_options import parse_log_options
-from kafka_spark.spark.log_source import KafkaLogBatchReader
+from kafka_spark.spark.log.options import parse_log_options
+from kafka_spark.spark.log.source import KafkaLogBatchReader
 
 # Roll a segment every 200 ms; retention starts when a test turns it on (`_retain_for`).
 LIVE = {"segment.ms": "200", "retention.ms": "600000", "file.delete.delay.ms": "500"}

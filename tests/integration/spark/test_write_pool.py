@@ -11,9 +11,9 @@ import pytest
 
 from kafka_spark.client import KafkaClient, pool
 from kafka_spark.errors.codes import MessageTooLargeError
-from kafka_spark.spark.write import write_at_least_once
-from kafka_spark.spark.write_options import parse_sink_options
-from kafka_spark.spark.write_transactions import end_transactions, write_in_transaction
+from kafka_spark.spark.sink.options import parse_sink_options
+from kafka_spark.spark.sink.transactions import end_transactions, write_in_transaction
+from kafka_spark.spark.sink.writer import write_at_least_once
 
 
 def rows(prefix: str, count: int) -> pa.RecordBatch:

@@ -13,8 +13,8 @@ import pyarrow as pa
 
 from kafka_spark.client import KafkaClient
 from kafka_spark.client.errors import TransactionFencedError
-from kafka_spark.spark.write_options import SinkOptions
-from kafka_spark.spark.write_transactions import end_transactions, transactional_id, write_in_transaction
+from kafka_spark.spark.sink.options import SinkOptions
+from kafka_spark.spark.sink.transactions import end_transactions, transactional_id, write_in_transaction
 
 
 def rows(prefix: str, count: int) -> pa.RecordBatch:

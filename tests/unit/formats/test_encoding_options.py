@@ -9,7 +9,7 @@ import pytest
 
 from kafka_spark.errors import ConfigError
 from kafka_spark.spark.redaction import SECRET_OPTIONS_REGEX
-from kafka_spark.spark.write_options import check_columns, parse_sink_options
+from kafka_spark.spark.sink.options import check_columns, parse_sink_options
 
 BROKERS = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 REGISTRY = {"schema.registry.url": "http://127.0.0.1:8081"}

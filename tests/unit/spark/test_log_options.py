@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark.log_options import DEFAULT_TASK_BYTES, parse_log_options
+from kafka_spark.spark.log.options import DEFAULT_TASK_BYTES, parse_log_options
 
 
 def test_a_pykafka_query_runs_unchanged_with_a_path() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets import OffsetRange, TopicPartition
-from kafka_spark.spark.options import parse_source_options, planned_ranges
+from kafka_spark.spark.source.options import parse_source_options, planned_ranges
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 

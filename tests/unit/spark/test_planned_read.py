@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kafka_spark.offsets import OffsetRange
-from kafka_spark.spark.batch import KafkaDataSource
+from kafka_spark.spark.datasource import KafkaDataSource
 
 
 def test_planned_ranges_become_the_tasks_without_a_broker():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from kafka_spark.spark.progress import offsets_behind_latest
+from kafka_spark.spark.source.progress import offsets_behind_latest
 
 LATEST = '{"t":{"0":10,"1":20,"2":5}}'
 END = '{"t":{"0":7,"1":20}}'

@@ -13,10 +13,10 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.offsets import zookeeper_group
-from kafka_spark.spark import stream_planner
-from kafka_spark.spark.options import parse_source_options
-from kafka_spark.spark.partition import KafkaInputPartition
-from kafka_spark.spark.stream import KafkaStreamReader
+from kafka_spark.spark.source import stream_planner
+from kafka_spark.spark.source.options import parse_source_options
+from kafka_spark.spark.source.partition import KafkaInputPartition
+from kafka_spark.spark.source.stream import KafkaStreamReader
 
 P0, P1 = TopicPartition("t", 0), TopicPartition("t", 1)
 

@@ -8,8 +8,8 @@ import pytest
 
 from kafka_spark.client.errors import UnknownTopicError
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.spark import stream_planner
-from kafka_spark.spark.options import parse_source_options
+from kafka_spark.spark.source import stream_planner
+from kafka_spark.spark.source.options import parse_source_options
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark.batch import KafkaDataSource
+from kafka_spark.spark.datasource import KafkaDataSource
 
 OPTIONS = {"kafka.bootstrap.servers": "127.0.0.1:9092", "subscribe": "t"}
 

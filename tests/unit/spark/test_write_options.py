@@ -6,7 +6,7 @@ import pytest
 
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark.write_options import HEADERS_TYPE, check_columns, parse_sink_options
+from kafka_spark.spark.sink.options import HEADERS_TYPE, check_columns, parse_sink_options
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 

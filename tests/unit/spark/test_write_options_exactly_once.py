@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark.write_options import EXACTLY_ONCE_TIMEOUT_MS, parse_sink_options
-from kafka_spark.spark.write_transactions import transactional_id
+from kafka_spark.spark.sink.options import EXACTLY_ONCE_TIMEOUT_MS, parse_sink_options
+from kafka_spark.spark.sink.transactions import transactional_id
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 

@@ -11,8 +11,8 @@ import pytest
 
 from kafka_spark.client import ProducerError
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark import write_rows
-from kafka_spark.spark.write_rows import produce_rows
+from kafka_spark.spark.sink import rows as write_rows
+from kafka_spark.spark.sink.rows import produce_rows
 
 HEADERS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 

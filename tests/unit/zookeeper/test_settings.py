@@ -9,7 +9,7 @@ import pytest
 
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark.options import parse_source_options
+from kafka_spark.spark.source.options import parse_source_options
 from kafka_spark.zookeeper.settings import ZooKeeperSettings, split_connect
 
 

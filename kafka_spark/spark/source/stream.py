@@ -31,8 +31,8 @@ from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.errors import ConfigError, KafkaSparkError
 from kafka_spark.offsets.admission import TriggerGate, behind_latest, rate_limit
 from kafka_spark.offsets.ranges import offsets_to_dict, offsets_to_json, scala_map, scala_set
-from kafka_spark.spark.options import SourceOptions
-from kafka_spark.spark.partition import KafkaInputPartition
+from kafka_spark.spark.source.options import SourceOptions
+from kafka_spark.spark.source.partition import KafkaInputPartition
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -100,7 +100,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def _resolve_initial(self) -> OffsetMap:
         from kafka_spark.offsets.zookeeper_group import resolve_starts
-        from kafka_spark.spark.stream_planner import fetch_latest, selected_partitions
+        from kafka_spark.spark.source.stream_planner import fetch_latest, selected_partitions
 
         cluster = self.cluster()
         spec = self.options.starting
@@ -143,7 +143,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         from kafka_spark.client.offsets import earliest_offsets
-        from kafka_spark.spark.stream_planner import fetch_latest
+        from kafka_spark.spark.source.stream_planner import fetch_latest
 
         begin = from_offset_dict(start)
         if self._available_now:
@@ -177,7 +177,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return behind_latest(self._latest, self._consumed)
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        from kafka_spark.spark.stream_planner import plan_micro_batch
+        from kafka_spark.spark.source.stream_planner import plan_micro_batch
 
         begin, until = from_offset_dict(start), from_offset_dict(end)
         if self._snapshot is not None:
@@ -191,7 +191,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return [KafkaInputPartition(r) for r in ranges]
 
     def _verify_available_now(self, end: OffsetMap) -> None:
-        from kafka_spark.spark.stream_planner import fetch_latest
+        from kafka_spark.spark.source.stream_planner import fetch_latest
 
         snapshot = self._snapshot or {}
         if set(end) != set(snapshot):
@@ -226,12 +226,12 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 f"latest offset: {scala_map(latest)}, end offset: {scala_map(end)}")
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from kafka_spark.spark.reader import read_range
+        from kafka_spark.spark.source.reader import read_range
 
         if not isinstance(partition, KafkaInputPartition):
             return
         from kafka_spark.client.errors import OffsetOutOfRangeDataLoss
-        from kafka_spark.spark.stream_planner import StreamDataLossError
+        from kafka_spark.spark.source.stream_planner import StreamDataLossError
 
         r = partition.range
         try:

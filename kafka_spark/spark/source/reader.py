@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from kafka_spark.client.fetcher import fetch_range
 from kafka_spark.client.pool import pooled_cluster
 from kafka_spark.offsets.ranges import OffsetRange
-from kafka_spark.spark.options import SourceOptions
+from kafka_spark.spark.source.options import SourceOptions
 from kafka_spark.spark.worker_setup import prepare_worker
 
 if TYPE_CHECKING:

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from kafka_spark.client.config import ISOLATION_LEVELS
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark.direct_write import DIRECT_WRITE_OPTIONS
-from kafka_spark.spark.options import Mode, SourceOptions, parse_source_options
 from kafka_spark.spark.redaction import redacted_repr
+from kafka_spark.spark.source.direct_write import DIRECT_WRITE_OPTIONS
+from kafka_spark.spark.source.options import Mode, SourceOptions, parse_source_options
 
 log = logging.getLogger(__name__)
 

@@ -24,9 +24,9 @@ from kafka_spark.offsets.ranges import OffsetRange, split_ranges
 from kafka_spark.offsets.resolve import pick_partitions, resolve_spec
 from kafka_spark.segments import PartitionDir, PartitionLog, Segment, read_checkpoints
 from kafka_spark.segments.listing import list_partition_dirs
-from kafka_spark.spark.log_options import LogOptions
-from kafka_spark.spark.log_store import Location, expand
-from kafka_spark.spark.planner import check_past_the_end
+from kafka_spark.spark.log.options import LogOptions
+from kafka_spark.spark.log.store import Location, expand
+from kafka_spark.spark.source.planner import check_past_the_end
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from kafka_spark.client.errors import TransactionError
 from kafka_spark.client.transactions import TransactionHandle
-from kafka_spark.spark.write_options import SinkOptions
-from kafka_spark.spark.write_rows import first_topic, produce_rows
+from kafka_spark.spark.sink.options import SinkOptions
+from kafka_spark.spark.sink.rows import first_topic, produce_rows
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 
+from kafka_spark.spark.sink.options import SinkOptions
+from kafka_spark.spark.sink.rows import serialised
+from kafka_spark.spark.sink.writer import KafkaCommitMessage, end_task_transactions, partition_id, write_at_least_once
 from kafka_spark.spark.worker_setup import prepare_worker
-from kafka_spark.spark.write import KafkaCommitMessage, end_task_transactions, partition_id, write_at_least_once
-from kafka_spark.spark.write_options import SinkOptions
-from kafka_spark.spark.write_rows import serialised
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,7 +34,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
             return write_at_least_once(self.options, iterator)
         from pyspark import TaskContext
 
-        from kafka_spark.spark.write_transactions import BatchMark, transactional_id, write_in_transaction
+        from kafka_spark.spark.sink.transactions import BatchMark, transactional_id, write_in_transaction
 
         context = TaskContext.get()
         assert context is not None, "called outside a Spark task"

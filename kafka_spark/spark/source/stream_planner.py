@@ -18,7 +18,7 @@ from kafka_spark.errors import DataLossError
 from kafka_spark.offsets.ranges import OffsetRange, scala_set, split_ranges
 from kafka_spark.offsets.resolve import leader_hints as _leaders
 from kafka_spark.offsets.resolve import resolve_partitions
-from kafka_spark.spark.options import SourceOptions
+from kafka_spark.spark.source.options import SourceOptions
 
 log = logging.getLogger(__name__)
 

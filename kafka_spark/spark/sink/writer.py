@@ -14,15 +14,15 @@ from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
 from pyspark.sql.types import DataType, StructType
 
 from kafka_spark.errors import ConfigError
+from kafka_spark.spark.sink.options import SinkOptions, check_columns, parse_sink_options
 from kafka_spark.spark.worker_setup import prepare_worker
-from kafka_spark.spark.write_options import SinkOptions, check_columns, parse_sink_options
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from kafka_spark.client.transactions import TransactionHandle
     from kafka_spark.formats.encoding import WritePayloads
-    from kafka_spark.spark.write_transactions import TaskOutcome
+    from kafka_spark.spark.sink.transactions import TaskOutcome
 
 
 @dataclass
@@ -93,7 +93,7 @@ def write_at_least_once(options: SinkOptions, iterator: Iterator[pa.RecordBatch]
     """A task's rows through one producer, flushed; a delivery error fails the task. The producer's connections
     and metadata come from the worker's pool: the worker's next task does not connect again."""
     from kafka_spark.client.producer import Producer
-    from kafka_spark.spark.write_rows import produce_rows, serialised
+    from kafka_spark.spark.sink.rows import produce_rows, serialised
 
     with options.pooled_cluster() as cluster, Producer(cluster) as producer:
         rows = serialised(iterator, options.payloads, options.topic)
@@ -104,7 +104,7 @@ def end_task_transactions(options: SinkOptions, messages: Sequence[WriterCommitM
     """On the driver: commit or abort the transactions the tasks' messages hand over (exactlyOnce only)."""
     if not options.exactly_once:
         return
-    from kafka_spark.spark.write_transactions import end_transactions
+    from kafka_spark.spark.sink.transactions import end_transactions
 
     handles = [m.transaction for m in messages if isinstance(m, KafkaCommitMessage) and m.transaction is not None]
     end_transactions(options, handles, commit)
@@ -130,8 +130,8 @@ class KafkaArrowWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
         prepare_worker()
         if self.options.exactly_once:
-            from kafka_spark.spark.write_rows import serialised
-            from kafka_spark.spark.write_transactions import transactional_id, write_in_transaction
+            from kafka_spark.spark.sink.rows import serialised
+            from kafka_spark.spark.sink.transactions import transactional_id, write_in_transaction
 
             txn_id = transactional_id(self.prefix, partition_id())
             rows = serialised(iterator, self.options.payloads, self.options.topic)

@@ -12,7 +12,7 @@ from kafka_spark.errors import ConfigError, DataLossError
 from kafka_spark.offsets.ranges import OffsetRange, split_batch_ranges
 from kafka_spark.offsets.resolve import NoOffsetForTimestampError, resolve_offsets, resolve_partitions
 from kafka_spark.offsets.zookeeper_group import resolve_starts
-from kafka_spark.spark.options import SourceOptions
+from kafka_spark.spark.source.options import SourceOptions
 
 __all__ = ["NoOffsetForTimestampError", "plan_batch"]
 

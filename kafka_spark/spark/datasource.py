@@ -17,11 +17,11 @@ from pyspark.sql.datasource import (
 )
 
 from kafka_spark.offsets.ranges import OffsetRange
-from kafka_spark.spark.direct_write import DIRECT_WRITE_OPTIONS, DirectWrite, direct_write
-from kafka_spark.spark.options import PLANNED_RANGES, SourceOptions, parse_source_options, planned_ranges
-from kafka_spark.spark.partition import KafkaInputPartition
-from kafka_spark.spark.payloads import query_plan
 from kafka_spark.spark.schema import kafka_ddl
+from kafka_spark.spark.source.direct_write import DIRECT_WRITE_OPTIONS, DirectWrite, direct_write
+from kafka_spark.spark.source.options import PLANNED_RANGES, SourceOptions, parse_source_options, planned_ranges
+from kafka_spark.spark.source.partition import KafkaInputPartition
+from kafka_spark.spark.source.payloads import query_plan
 from kafka_spark.spark.versions import STREAM_READ, STREAM_WRITE, require_pyspark
 
 if TYPE_CHECKING:
@@ -53,20 +53,20 @@ class KafkaDataSource(DataSource):
 
     def streamReader(self, schema: object) -> DataSourceStreamReader:
         require_pyspark("readStream.format('pykafka') (admission control of Python stream sources)", STREAM_READ)
-        from kafka_spark.spark.stream import KafkaStreamReader
+        from kafka_spark.spark.source.stream import KafkaStreamReader
 
         options = parse_source_options(self.options, "stream")
         return KafkaStreamReader(with_brokers(replace(options, payload_plan=query_plan(self, options))))
 
     def writer(self, schema: StructType, overwrite: bool) -> DataSourceWriter:
-        from kafka_spark.spark.write import kafka_writer
+        from kafka_spark.spark.sink.writer import kafka_writer
 
         return kafka_writer(dict(self.options), schema, overwrite)
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> DataSourceStreamWriter:
         require_pyspark("writeStream.format('pykafka') (Arrow stream writers)", STREAM_WRITE)
-        from kafka_spark.spark.write import checked_sink
-        from kafka_spark.spark.write_stream import KafkaStreamWriter
+        from kafka_spark.spark.sink.stream import KafkaStreamWriter
+        from kafka_spark.spark.sink.writer import checked_sink
 
         return KafkaStreamWriter(checked_sink(dict(self.options), schema, overwrite))
 
@@ -94,12 +94,12 @@ class KafkaBatchReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         if self.planned is not None:
             return [KafkaInputPartition(r) for r in self.planned]
-        from kafka_spark.spark.planner import plan_batch
+        from kafka_spark.spark.source.planner import plan_batch
 
         return [KafkaInputPartition(r) for r in plan_batch(self.options)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from kafka_spark.spark.reader import read_range
+        from kafka_spark.spark.source.reader import read_range
 
         # With no ranges to read, Spark still runs one task, with no partition.
         if not isinstance(partition, KafkaInputPartition):
@@ -111,5 +111,5 @@ class KafkaBatchReader(DataSourceReader):
         yield from read_range(self.options, partition.range)
 
 
-# The Delta load's planned ranges and direct write (spark/direct_write.py): internal options of this source.
+# The Delta load's planned ranges and direct write (spark/source/direct_write.py): internal options of this source.
 OWN_OPTIONS = (PLANNED_RANGES, *DIRECT_WRITE_OPTIONS)

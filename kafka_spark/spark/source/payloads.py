@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kafka_spark.formats.plan import PayloadPlan
-    from kafka_spark.spark.options import SourceOptions
+    from kafka_spark.spark.source.options import SourceOptions
 
 
 def query_plan(source: object, options: SourceOptions) -> PayloadPlan | None:

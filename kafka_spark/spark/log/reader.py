@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 from kafka_spark.errors import DataLossError
 from kafka_spark.segments import PartitionLog, ScanStats
-from kafka_spark.spark.log_options import LogOptions
-from kafka_spark.spark.log_planner import LogRange
-from kafka_spark.spark.log_store import locate
+from kafka_spark.spark.log.options import LogOptions
+from kafka_spark.spark.log.planner import LogRange
+from kafka_spark.spark.log.store import locate
 from kafka_spark.spark.worker_setup import prepare_worker
 
 if TYPE_CHECKING:

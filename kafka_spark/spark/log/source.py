@@ -1,7 +1,7 @@
 """`spark.read.format("pykafka-log")`: Kafka's segment files read straight off disk (or an object store),
 with pykafka's options and schema, so that a query switches between the two by its format name.
 
-Like `pykafka`, it takes the Delta sink's internal direct-write options (spark/direct_write.py): each task then
+Like `pykafka`, it takes the Delta sink's internal direct-write options (spark/source/direct_write.py): each task then
 writes its range as the table's files and yields the file rows instead of the records."""
 
 from __future__ import annotations
@@ -13,15 +13,15 @@ from typing import TYPE_CHECKING
 from pyspark.sql.datasource import DataSource, DataSourceReader, DataSourceStreamReader, InputPartition
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.spark.direct_write import DirectWrite, direct_write
-from kafka_spark.spark.log_options import SOURCE_NAME, LogOptions, parse_log_options
-from kafka_spark.spark.payloads import query_plan
+from kafka_spark.spark.log.options import SOURCE_NAME, LogOptions, parse_log_options
 from kafka_spark.spark.schema import kafka_ddl
+from kafka_spark.spark.source.direct_write import DirectWrite, direct_write
+from kafka_spark.spark.source.payloads import query_plan
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from kafka_spark.spark.log_planner import LogRange
+    from kafka_spark.spark.log.planner import LogRange
 
 
 class KafkaLogDataSource(DataSource):
@@ -70,13 +70,13 @@ class KafkaLogBatchReader(DataSourceReader):
         self.direct = direct
 
     def partitions(self) -> Sequence[InputPartition]:
-        from kafka_spark.spark.log_planner import plan_log_batch
+        from kafka_spark.spark.log.planner import plan_log_batch
 
         return [LogInputPartition(r) for r in plan_log_batch(self.options)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from kafka_spark.spark.log_reader import read_log_range
-        from kafka_spark.spark.reader import decoded
+        from kafka_spark.spark.log.reader import read_log_range
+        from kafka_spark.spark.source.reader import decoded
 
         # With no ranges to read, Spark still runs one task, with no partition.
         if not isinstance(partition, LogInputPartition):
