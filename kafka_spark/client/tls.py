@@ -9,6 +9,7 @@ import tempfile
 
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.errors import AuthenticationError, ConfigError
+from kafka_spark.tls_keys import load_key_pair
 
 # TLS alerts by which a broker refuses the client's certificate, or its lack of one.
 _CERTIFICATE_ALERTS = frozenset({
@@ -66,24 +67,8 @@ def _load_client_certificate(context: ssl.SSLContext, config: ClientConfig) -> N
 
 
 def _load_pem(context: ssl.SSLContext, path: str, key: str, config: ClientConfig) -> None:
-    password = config.ssl_key_password or config.ssl_keystore_password
-    asked = False
-
-    def give_password() -> str:
-        # without a callable, OpenSSL would prompt on the terminal, which hangs a Spark executor
-        nonlocal asked
-        asked = True
-        if password is None:
-            raise ConfigError(f"{key}: the private key is encrypted; set ssl.key.password")
-        return password
-
-    try:
-        context.load_cert_chain(path, password=give_password)
-    except ssl.SSLError as exc:
-        if asked:
-            raise ConfigError(f"{key}: ssl.key.password does not decrypt the private key") from None
-        detail = exc.reason or "no certificate with its private key in it"
-        raise ConfigError(f"{key}: cannot load a PEM certificate chain and private key ({detail})") from None
+    load_key_pair(context, path, None, config.ssl_key_password or config.ssl_keystore_password, setting=key,
+                  password_setting="ssl.key.password", error=ConfigError)
 
 
 def presents_certificate(config: ClientConfig) -> bool:

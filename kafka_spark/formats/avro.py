@@ -17,13 +17,13 @@ from typing import Any
 
 import fastavro
 import pyarrow as pa
-from fastavro import _read_py, _write_py
-from fastavro.io.binary_decoder import BinaryDecoder
+from fastavro import _write_py
 from fastavro.io.binary_encoder import BinaryEncoder
 from fastavro.read import SchemaResolutionError
 from fastavro.validation import ValidationError
 
 from kafka_spark.errors import ConfigError, PayloadError
+from kafka_spark.formats.avro_guard import guarded_read, risks
 from kafka_spark.formats.avro_types import (
     LOGICAL,
     Convert,
@@ -37,6 +37,7 @@ from kafka_spark.formats.avro_types import (
     reader_mapping,
     valid_decimal,
 )
+from kafka_spark.formats.cache import WriterCache
 from kafka_spark.formats.model import PayloadDecoder, PayloadEncoder, RegisteredSchema, SchemaSource, find_writer
 
 __all__ = ["avro_decoder", "avro_encoder", "avro_schema_for"]
@@ -45,8 +46,6 @@ __all__ = ["avro_decoder", "avro_encoder", "avro_schema_for"]
 # crashed near 4,600 levels on an 8 MiB stack: longer payloads of recursive writers go to the pure-Python reader,
 # which stops at Python's recursion limit instead.
 _C_NESTING_BYTES = 512
-# Items of zero encoded bytes (null, empty records, fixed(0)) let a count alone ask for any number of values.
-_ZERO_WIDTH_ITEMS = 1 << 20
 # The logical types fastavro converts when writing, from the values Arrow's to_pylist gives; decimals are
 # converted here, where a value that does not fit can be named.
 _WRITE_LOGICAL = frozenset({("int", "date"), ("long", "timestamp-millis"), ("long", "timestamp-micros"),
@@ -61,10 +60,6 @@ class _FieldError(PayloadError):
         super().__init__(f"field {'.'.join(path)}: {reason}")
         self.path = path
         self.reason = reason
-
-
-class _WriterFailure(PayloadError):
-    """A writer schema id whose payloads cannot be read at all (unknown id, not Avro, does not parse)."""
 
 
 @dataclass(frozen=True)
@@ -138,21 +133,17 @@ class AvroDecoder:
         self.arrow_type: pa.DataType = mapping.arrow_type
         self._convert = mapping.convert
         self._named_types = mapping.named_types
-        self._reads: dict[int, Callable[[bytes], Any]] = {}
+        self._reads = WriterCache(self._read_function)
 
     def decode(self, schema_id: int, indexes: tuple[int, ...], payload: bytes) -> Any:
         """One payload as a value of `arrow_type`; PayloadError naming the writer schema id and the reason."""
-        read = self._reads.get(schema_id)
-        if read is None:
-            read = self._prepare(schema_id)
+        read = self._reads.ready.get(schema_id) or self._reads(schema_id)
         try:
             return read(payload)
         except Exception as exc:  # any failure on these bytes is the record's
             raise self._error(schema_id, exc) from None
 
     def _error(self, schema_id: int, exc: Exception) -> PayloadError:
-        if isinstance(exc, _WriterFailure):
-            return exc
         if isinstance(exc, PayloadError):
             return PayloadError(f"Avro payload of writer schema id {schema_id}: {exc}")
         if isinstance(exc, SchemaResolutionError):
@@ -162,17 +153,6 @@ class AvroDecoder:
             return PayloadError(f"Avro payload of writer schema id {schema_id} nests deeper than can be decoded")
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return PayloadError(f"corrupt or truncated Avro payload of writer schema id {schema_id} ({reason})")
-
-    def _prepare(self, schema_id: int) -> Callable[[bytes], Any]:
-        try:
-            read = self._read_function(schema_id)
-        except PayloadError as exc:
-            failure = str(exc)
-
-            def read(payload: bytes) -> Any:
-                raise _WriterFailure(failure)
-        self._reads[schema_id] = read
-        return read
 
     def _read_function(self, schema_id: int) -> Callable[[bytes], Any]:
         """How payloads of writer `schema_id` are read; PayloadError (kept for the id) when they cannot be."""
@@ -193,13 +173,14 @@ class AvroDecoder:
 
 def _read_function(writer: _Parsed, reader: _Parsed | None, convert: Convert | None,
                    named_types: bool) -> Callable[[bytes], Any]:
-    recursive, unbounded = _risks(writer.schema, writer.named)
+    recursive, unbounded = risks(writer.schema, writer.named)
     # fastavro's schemaless_reader parses its schemas again, and only a record carries the named types it
     # was parsed with: a union or a named reference at the top needs them given
     unnamed = any(not isinstance(p.schema, dict) and p.named for p in (writer, reader) if p is not None)
     if not (unbounded or unnamed or recursive):
         return _fast_read(writer, reader, named_types, convert)
-    guarded = _guarded_read(writer, reader, named_types)
+    guarded = guarded_read(writer.schema, writer.named, None if reader is None else reader.schema,
+                           {} if reader is None else reader.named, named_types)
     if unbounded or unnamed:
         read = guarded
     else:
@@ -232,104 +213,6 @@ def _fast_read(writer: _Parsed, reader: _Parsed | None, named_types: bool,
         return None if value is None else convert(value)
 
     return read
-
-
-class _CountingDecoder(BinaryDecoder):
-    """fastavro's binary decoder, refusing more array and map items than `budget`."""
-
-    def __init__(self, fo: io.BytesIO, budget: int) -> None:
-        super().__init__(fo)
-        self.budget = budget
-
-    def _counted(self) -> Any:
-        for item in super()._iter_array_or_map():
-            self.budget -= 1
-            if self.budget < 0:
-                raise ValueError("more array or map items than the payload can hold")
-            yield item
-
-    iter_array = _counted
-    iter_map = _counted
-
-
-def _guarded_read(writer: _Parsed, reader: _Parsed | None, named_types: bool) -> Callable[[bytes], Any]:
-    """fastavro's pure-Python reader (bounded by Python's recursion limit), with a bound on item counts."""
-    options = {"return_named_type": named_types}
-    w, r = writer.schema, None if reader is None else reader.schema
-
-    def read(payload: bytes) -> Any:
-        named = {"writer": dict(writer.named), "reader": {} if reader is None else dict(reader.named)}
-        decoder = _CountingDecoder(io.BytesIO(payload), len(payload) + _ZERO_WIDTH_ITEMS)
-        return _read_py.read_data(decoder, w, named, r, options)
-
-    return read
-
-
-def _risks(schema: Any, named: Mapping[str, Any]) -> tuple[bool, bool]:
-    """(recursive, unbounded) of a parsed writer schema: whether a record contains itself, and whether a value
-    can repeat for no bytes (array items of zero width, a record containing itself through records alone)."""
-    records: dict[str, Any] = {}
-    items: list[Any] = []
-    stack = [schema]
-    while stack:
-        node = definition(stack.pop(), named)
-        if isinstance(node, dict):
-            if node["type"] in ("record", "error"):
-                if node["name"] in records:
-                    continue
-                records[node["name"]] = node
-            elif node["type"] == "array":
-                items.append(node["items"])
-        stack.extend(_children(node, named, records_only=False))
-    recursive = any(_reaches(r, name, named, records_only=False) for name, r in records.items())
-    unbounded = (any(_reaches(r, name, named, records_only=True) for name, r in records.items())
-                 or any(_zero_width(item, named) for item in items))
-    return recursive, unbounded
-
-
-def _children(node: Any, named: Mapping[str, Any], records_only: bool) -> list[Any]:
-    node = definition(node, named)
-    if isinstance(node, list):
-        return [] if records_only else node
-    if not isinstance(node, dict):
-        return []
-    kind = node["type"]
-    if kind in ("record", "error"):
-        return [f["type"] for f in node["fields"]]
-    if records_only:
-        return []
-    return [node["items"]] if kind == "array" else [node["values"]] if kind == "map" else []
-
-
-def _reaches(record: Any, name: str, named: Mapping[str, Any], records_only: bool) -> bool:
-    """Whether a record named `name` lies inside `record` (through record fields alone if `records_only`)."""
-    stack, seen = list(_children(record, named, records_only)), set()
-    while stack:
-        node = definition(stack.pop(), named)
-        if isinstance(node, dict) and node["type"] in ("record", "error"):
-            if node["name"] == name:
-                return True
-            if node["name"] in seen:
-                continue
-            seen.add(node["name"])
-        stack.extend(_children(node, named, records_only))
-    return False
-
-
-def _zero_width(node: Any, named: Mapping[str, Any], path: frozenset[str] = frozenset()) -> bool:
-    """Whether values of `node` take no bytes (null, fixed(0), records of such fields only)."""
-    node = definition(node, named)
-    if isinstance(node, str):
-        return node == "null"
-    if isinstance(node, list):
-        return False
-    if node["type"] == "fixed":
-        return bool(node["size"] == 0)
-    if node["type"] in ("record", "error"):
-        if node["name"] in path:
-            return True
-        return all(_zero_width(f["type"], named, path | {node["name"]}) for f in node["fields"])
-    return False
 
 
 # ---- encoding --------------------------------------------------------------------------------------

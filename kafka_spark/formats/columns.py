@@ -4,19 +4,23 @@
 payload, a schema the query cannot read) fails the task with PayloadError naming topic, partition and
 offset (`mode` FAILFAST), or (PERMISSIVE) keeps a null there, with the reason in `keyError`/`valueError`
 and the record's original bytes in `rawKey` and `rawValue`. A null key or value (a tombstone) stays null.
+A registry that cannot be asked (down, refusing the credentials) is no fault of the record: the task fails
+with SchemaRegistryError, whatever the mode, and Spark's retry of the task reads the records again.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pyarrow as pa
 
-from kafka_spark.errors import PayloadError, SchemaChangedError
+from kafka_spark.errors import PayloadError, SchemaChangedError, SchemaRegistryError
+from kafka_spark.formats.cache import BoundedCache
+from kafka_spark.formats.model import is_not_found
 from kafka_spark.formats.options import PayloadOptions
 from kafka_spark.formats.plan import PayloadPlan, SidePlan, column_type, decoder_for
 from kafka_spark.formats.registry import registry_for
+from kafka_spark.formats.registry_settings import RegistrySettings
 from kafka_spark.formats.wire import split
 
 ERROR_COLUMN = {"key": "keyError", "value": "valueError"}
@@ -92,11 +96,19 @@ def _decode_side(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan,
             continue
         try:
             schema_id, indexes, payload = split(raw, protobuf)
+        except PayloadError as exc:
+            bad(row, exc)
+            continue
+        try:
             if schema_id != reader_id and options.restart_on_new_schema:
                 _refuse_newer(plan, options, schema_id, batch, row)
             values[row] = decoder.decode(schema_id, indexes, bytes(payload))
         except PayloadError as exc:
             bad(row, exc)
+        except SchemaRegistryError as exc:
+            # the registry failed, not the record: fail the task (Spark retries it) rather than null the value
+            raise SchemaRegistryError(f"{_where(batch, row)}: cannot look up the {plan.format.side}'s schema id "
+                                      f"{schema_id}: {exc}", exc.status, exc.error_code) from None
     try:
         return pa.array(values, type=decoder.arrow_type), errors
     except (pa.ArrowException, TypeError, ValueError) as exc:
@@ -111,21 +123,24 @@ def _where(batch: pa.RecordBatch, row: int) -> str:
     return f"{cell('topic')} [{cell('partition')}] offset {cell('offset')}"
 
 
-_checked: dict[tuple[SidePlan, int], bool] = {}
-_checked_lock = threading.Lock()
+_checked: BoundedCache[tuple[RegistrySettings, SidePlan, int], bool] = BoundedCache()
 
 
 def _refuse_newer(plan: SidePlan, options: PayloadOptions, schema_id: int, batch: pa.RecordBatch, row: int) -> None:
     """SchemaChangedError when `schema_id` is a later version of the query's subject than the query's own."""
-    key = (plan, schema_id)
-    with _checked_lock:
-        newer = _checked.get(key)
+    key = (options.registry, plan, schema_id)
+    newer = _checked.get(key)
     if newer is None:
-        versions = [v for s, v in registry_for(options.registry).subject_versions(schema_id)
-                    if s == plan.reader.subject]
-        newer = bool(versions) and plan.reader.version is not None and max(versions) > plan.reader.version
-        with _checked_lock:
-            _checked[key] = newer
+        try:
+            held = registry_for(options.registry).subject_versions(schema_id)
+        except SchemaRegistryError as exc:
+            if not is_not_found(exc):
+                raise
+            # no such id: not a newer version, and the decoder makes the unknown id this record's error
+            held = []
+        versions = [v for s, v in held if s == plan.reader.subject]
+        newer = _checked.put(key, bool(versions) and plan.reader.version is not None
+                             and max(versions) > plan.reader.version)
     if newer:
         raise SchemaChangedError(
             f"{_where(batch, row)}: the {plan.format.side} was written with schema id {schema_id}, a newer version "

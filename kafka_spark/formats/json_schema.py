@@ -15,13 +15,13 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT7
 
 from kafka_spark.errors import ConfigError, PayloadError
+from kafka_spark.formats.cache import WriterCache
 from kafka_spark.formats.json_schema_types import JsonType, json_text, json_type
 from kafka_spark.formats.model import RegisteredSchema, SchemaSource, find_writer
 
 OPTION_DEFAULTS: dict[str, str] = {"validate": "true"}
 # The draft a schema without `$schema` is read as when it is referenced (Confluent's serializers use it too).
 _REFERENCED_DRAFT = DRAFT7
-_MAX_CACHED = 4096
 
 
 def json_schema_options(options: Mapping[str, str] | None) -> bool:
@@ -59,7 +59,10 @@ class _Parsed:
             self._collect(referenced, source, (*chain, reference.name))
 
     def mapping(self) -> JsonType:
-        return json_type(self.root, self.documents)
+        try:
+            return json_type(self.root, self.documents)
+        except RecursionError:
+            raise ConfigError(f"JSON Schema {self.schema.label} nests too deeply to map to a column type") from None
 
     def validator(self) -> Validator:
         registry: Registry = Registry()
@@ -71,13 +74,15 @@ class _Parsed:
             cls.check_schema(self.root)
         except jsonschema_errors.SchemaError as exc:
             raise ConfigError(f"JSON Schema {self.schema.label} is not a valid schema: {exc.message}") from exc
+        except RecursionError:
+            raise ConfigError(f"JSON Schema {self.schema.label} nests too deeply to check") from None
         return cls(self.root, registry=registry)
 
 
 def _loads_schema(text: str, label: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ConfigError(f"JSON Schema {label} is not JSON: {exc}") from exc
 
 
@@ -96,17 +101,11 @@ class JsonSchemaDecoder:
         mapping = _Parsed(reader, source).mapping()
         self.arrow_type: pa.DataType = mapping.arrow_type
         self._convert = mapping.to_arrow
-        self._validators: dict[int, Validator | str] = {}
+        self._validators = WriterCache(self._validator)
 
     def decode(self, schema_id: int, indexes: tuple[int, ...], payload: bytes) -> Any:
         """One payload as a value of `arrow_type`; PayloadError naming the JSON path of what does not fit."""
-        validator = None
-        if self._validate:
-            validator = self._validators.get(schema_id)
-            if validator is None:
-                validator = self._validators[schema_id] = self._validator(schema_id)
-            if isinstance(validator, str):
-                raise PayloadError(validator)
+        validator = (self._validators.ready.get(schema_id) or self._validators(schema_id)) if self._validate else None
         try:
             value = json.loads(payload)
         except (ValueError, RecursionError) as exc:
@@ -116,21 +115,25 @@ class JsonSchemaDecoder:
                 _check(validator, value, f"JSON written with schema id {schema_id}")
             except RecursionError:
                 raise PayloadError("JSON payload nests too deeply to validate") from None
-        return self._convert(value, "$")
+        try:
+            return self._convert(value, "$")
+        except RecursionError:
+            # free-form parts are kept as JSON text, written from deeper in the stack than they were read: a
+            # nesting that json.loads took can be one json.dumps cannot
+            raise PayloadError("JSON payload nests too deeply to convert to the column type") from None
 
-    def _validator(self, schema_id: int) -> Validator | str:
-        """The writer schema's validator, or why there is none (kept, so a bad id asks the registry once)."""
-        if len(self._validators) >= _MAX_CACHED:  # bad records can name endless ids
-            self._validators.clear()
+    def _validator(self, schema_id: int) -> Validator:
+        """The writer schema's validator; PayloadError (kept, so a bad id asks the registry once) when there is
+        none."""
         writer = find_writer(self._source, schema_id)
         if writer is None:
-            return f"schema id {schema_id} is not in the registry"
+            raise PayloadError(f"schema id {schema_id} is not in the registry")
         if writer.schema_type != "JSON":
-            return f"schema id {schema_id} is {writer.schema_type}, not JSON"
+            raise PayloadError(f"schema id {schema_id} is {writer.schema_type}, not JSON")
         try:
             return _Parsed(writer, self._source).validator()
         except ConfigError as exc:
-            return f"writer schema id {schema_id}: {exc}"
+            raise PayloadError(f"writer schema id {schema_id}: {exc}") from None
 
 
 class JsonSchemaEncoder:
@@ -144,13 +147,15 @@ class JsonSchemaEncoder:
 
     def encode(self, value: Any) -> tuple[tuple[int, ...], bytes]:
         """((), payload) of one value; PayloadError when it does not fit or does not validate."""
-        document = self._to_json(value, "$")
-        if self._validator is not None:
-            _check(self._validator, document, "value")
         try:
+            document = self._to_json(value, "$")
+            if self._validator is not None:
+                _check(self._validator, document, "value")
             return (), json_text(document).encode()
         except ValueError as exc:
             raise PayloadError(f"value has no JSON form: {exc}") from exc
+        except RecursionError:
+            raise PayloadError("value nests too deeply to write as JSON") from None
 
 
 def json_schema_decoder(reader: RegisteredSchema, source: SchemaSource,

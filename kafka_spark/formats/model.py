@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from kafka_spark.errors import SchemaRegistryError
+
 SchemaType = Literal["AVRO", "PROTOBUF", "JSON"]
 # The names users give (`valueFormat`, `--value-format`) -> the registry's schemaType.
 FORMAT_TYPES: dict[str, SchemaType] = {"avro": "AVRO", "protobuf": "PROTOBUF", "json-schema": "JSON"}
@@ -68,9 +70,14 @@ def find_writer(source: SchemaSource, schema_id: int) -> RegisteredSchema | None
     try:
         return source.by_id(schema_id)
     except SchemaRegistryError as exc:
-        if exc.error_code in NOT_FOUND or (exc.error_code is None and exc.status == 404):
+        if is_not_found(exc):
             return None
         raise
+
+
+def is_not_found(exc: SchemaRegistryError) -> bool:
+    """Whether the registry answered that it has no such schema, subject or version (a 404), rather than failed."""
+    return exc.error_code in NOT_FOUND or (exc.error_code is None and exc.status == 404)
 
 
 class PayloadDecoder(Protocol):

@@ -11,12 +11,11 @@ from google.protobuf.descriptor import Descriptor, FileDescriptor  # type: ignor
 from google.protobuf.message import DecodeError, Message  # type: ignore[import-untyped]
 
 from kafka_spark.errors import ConfigError, PayloadError
+from kafka_spark.formats.cache import BoundedCache, WriterCache
 from kafka_spark.formats.model import RegisteredSchema, SchemaSource, find_writer
 from kafka_spark.formats.protobuf_encode import MessageWriter
 from kafka_spark.formats.protobuf_schema import find_message, load_schema, message_at, message_indexes
 from kafka_spark.formats.protobuf_values import ProtobufOptions, StructPlan, message_plan, protobuf_options
-
-_MAX_CACHED = 4096
 
 __all__ = ["ProtobufDecoder", "ProtobufEncoder", "ProtobufOptions", "protobuf_decoder", "protobuf_encoder",
            "protobuf_options"]
@@ -35,9 +34,9 @@ class ProtobufDecoder:
         self.arrow_type: pa.DataType = plan.arrow_type
         self._convert = plan.convert
         self._numbers = frozenset(f.number for f in self._descriptor.fields)
-        # (schema id, message indexes) -> None when the writer's message is the reader's, else why not
-        self._writers: dict[tuple[int, tuple[int, ...]], str | None] = {}
-        self._files: dict[int, FileDescriptor | str] = {}
+        # (schema id, message indexes) -> "" when the writer's message is the reader's, else why not
+        self._writers: BoundedCache[tuple[int, tuple[int, ...]], str] = BoundedCache()
+        self._files = WriterCache(self._writer_file)
 
     @property
     def message_name(self) -> str:
@@ -48,8 +47,10 @@ class ProtobufDecoder:
         """One payload as a dict of the reader message's fields (None in PERMISSIVE mode when it does
         not parse)."""
         key = (schema_id, indexes)
-        error = self._writers[key] if key in self._writers else self._check_writer(key)
-        if error is not None:
+        error = self._writers.get(key)
+        if error is None:
+            error = self._check_writer(key)
+        if error:
             raise PayloadError(error)
         try:
             message = self._class.FromString(payload)
@@ -75,40 +76,31 @@ class ProtobufDecoder:
                         f"with wire type {field.wire_type}, which its type in the reader schema does not have")
         return None
 
-    def _check_writer(self, key: tuple[int, tuple[int, ...]]) -> str | None:
-        """None when the writer's message at `key` is the reader's, else the reason it cannot be read."""
+    def _check_writer(self, key: tuple[int, tuple[int, ...]]) -> str:
+        """The reason the writer's message at `key` cannot be read, empty when it is the reader's."""
         schema_id, indexes = key
-        file = self._files.get(schema_id)
-        if file is None:
-            file = self._files[schema_id] = self._writer_file(schema_id)
-        if isinstance(file, str):
-            error: str | None = file
+        try:
+            written = message_at(self._files(schema_id), indexes).full_name
+        except PayloadError as exc:
+            error = str(exc)
+        except IndexError:
+            error = f"message indexes {list(indexes)} name no message in schema id {schema_id}"
         else:
-            try:
-                written = message_at(file, indexes).full_name
-            except IndexError:
-                error = f"message indexes {list(indexes)} name no message in schema id {schema_id}"
-            else:
-                error = None if written == self.message_name else (
-                    f"schema id {schema_id} wrote message {written}, the reader reads {self.message_name}")
-        if len(self._writers) >= _MAX_CACHED:  # bad records can name endless ids and indexes
-            self._writers.clear()
-        self._writers[key] = error
-        return error
+            error = "" if written == self.message_name else (
+                f"schema id {schema_id} wrote message {written}, the reader reads {self.message_name}")
+        return self._writers.put(key, error)
 
-    def _writer_file(self, schema_id: int) -> FileDescriptor | str:
-        """The writer schema's file, or why there is none (kept, so a bad id asks the registry once)."""
-        if len(self._files) >= _MAX_CACHED:
-            self._files.clear()
+    def _writer_file(self, schema_id: int) -> FileDescriptor:
+        """The writer schema's file; PayloadError (kept, so a bad id asks the registry once) when there is none."""
         writer = find_writer(self._source, schema_id)
         if writer is None:
-            return f"schema id {schema_id} is not in the registry"
+            raise PayloadError(f"schema id {schema_id} is not in the registry")
         if writer.schema_type != "PROTOBUF":
-            return f"schema id {schema_id} is {writer.schema_type}, not PROTOBUF"
+            raise PayloadError(f"schema id {schema_id} is {writer.schema_type}, not PROTOBUF")
         try:
             return load_schema(writer, self._source)
         except ConfigError as exc:
-            return f"writer schema id {schema_id}: {exc}"
+            raise PayloadError(f"writer schema id {schema_id}: {exc}") from None
 
 
 class ProtobufEncoder:

@@ -15,8 +15,15 @@ import urllib.parse
 from typing import Any
 
 from kafka_spark.errors import SchemaRegistryError
+from kafka_spark.formats.cache import BoundedCache
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference, SchemaType
-from kafka_spark.formats.registry_settings import RegistrySettings
+from kafka_spark.formats.registry_settings import (
+    CERTIFICATE_OPTION,
+    KEY_OPTION,
+    KEY_PASSWORD_OPTION,
+    RegistrySettings,
+)
+from kafka_spark.tls_keys import load_key_pair
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +33,10 @@ _TYPES: tuple[SchemaType, ...] = ("AVRO", "PROTOBUF", "JSON")
 _NOT_FOUND = (40401, 40403)
 # A registry's error message longer than this is cut in ours.
 _MESSAGE_LIMIT = 500
+# The largest answer read. Schemas are rarely above a megabyte (Confluent keeps each in a Kafka record); the
+# cap leaves room for big ones and for long subject lists, and bounds what a broken or hostile server costs.
+MAX_ANSWER_BYTES = 16 << 20
+_MAX_ID = 2**31 - 1
 
 
 class SchemaRegistry:
@@ -39,9 +50,9 @@ class SchemaRegistry:
     def __init__(self, settings: RegistrySettings) -> None:
         self.settings = settings
         self._lock = threading.Lock()
-        self._by_id: dict[int, RegisteredSchema] = {}
-        self._by_version: dict[tuple[str, int], RegisteredSchema] = {}
-        self._registered: dict[tuple[str, str, str, tuple[SchemaReference, ...], bool], int] = {}
+        self._by_id: BoundedCache[int, RegisteredSchema] = BoundedCache()
+        self._by_version: BoundedCache[tuple[str, int], RegisteredSchema] = BoundedCache()
+        self._registered: BoundedCache[tuple[str, str, str, tuple[SchemaReference, ...], bool], int] = BoundedCache()
         self._context: ssl.SSLContext | None = None
         self._headers = _headers(settings)
 
@@ -60,8 +71,7 @@ class SchemaRegistry:
             return cached
         path = f"/schemas/ids/{int(schema_id)}"
         schema = _schema(self._request("GET", path), f"GET {path}", schema_id=schema_id)
-        with self._lock:
-            return self._by_id.setdefault(schema_id, schema)
+        return self._by_id.put(schema_id, schema)
 
     def by_reference(self, reference: SchemaReference) -> RegisteredSchema:
         """The schema at `reference.subject`, version `reference.version`."""
@@ -90,21 +100,22 @@ class SchemaRegistry:
 
     def subjects(self) -> list[str]:
         """Every subject (soft-deleted ones excluded)."""
-        return [str(s) for s in _list(self._request("GET", "/subjects"), "GET /subjects")]
+        return [_text(s, "GET /subjects", "subject") for s in _list(self._request("GET", "/subjects"), "GET /subjects")]
 
     def versions(self, subject: str) -> list[int]:
         """The versions registered under `subject`."""
         path = f"/subjects/{_quote(subject)}/versions"
-        return [int(v) for v in _list(self._request("GET", path), f"GET {path}")]
+        return [_number(v, f"GET {path}", "version") for v in _list(self._request("GET", path), f"GET {path}")]
 
     def subject_versions(self, schema_id: int) -> list[tuple[str, int]]:
         """Every (subject, version) that holds the schema `schema_id`."""
         path = f"/schemas/ids/{int(schema_id)}/versions"
-        items = _list(self._request("GET", path), f"GET {path}")
-        try:
-            return [(str(item["subject"]), int(item["version"])) for item in items]
-        except (KeyError, TypeError, ValueError):
-            raise SchemaRegistryError(f"schema registry GET {path}: unexpected answer") from None
+        request = f"GET {path}"
+        items = _list(self._request("GET", path), request)
+        if not all(isinstance(item, dict) for item in items):
+            raise SchemaRegistryError(f"schema registry {request}: expected a list of objects in the answer")
+        return [(_text(item.get("subject"), request, "subject"), _number(item.get("version"), request, "version"))
+                for item in items]
 
     # ---- writing and checking -------------------------------------------------------------------
 
@@ -116,13 +127,9 @@ class SchemaRegistry:
             return cached
         path = f"/subjects/{_quote(subject)}/versions"
         body = self._request("POST", path, _request_body(schema), {"normalize": "true"} if normalize else None)
-        try:
-            schema_id = int(body["id"])
-        except (KeyError, TypeError, ValueError):
-            raise SchemaRegistryError(f"schema registry POST {path}: the answer has no schema id") from None
-        with self._lock:
-            self._registered[key] = schema_id
-        return schema_id
+        if not isinstance(body, dict) or "id" not in body:
+            raise SchemaRegistryError(f"schema registry POST {path}: the answer has no schema id")
+        return self._registered.put(key, _number(body["id"], f"POST {path}", "schema id"))
 
     def lookup(self, subject: str, schema: RegisteredSchema) -> RegisteredSchema | None:
         """`schema` as registered under `subject` (with its id and version); None when it is not there."""
@@ -149,12 +156,11 @@ class SchemaRegistry:
     # ---- caching --------------------------------------------------------------------------------
 
     def _remember(self, schema: RegisteredSchema) -> None:
-        with self._lock:
-            if schema.id is not None:
-                self._by_id.setdefault(schema.id, RegisteredSchema(schema.schema, schema.schema_type,
-                                                                   schema.references, schema.id))
-            if schema.subject is not None and schema.version is not None:
-                self._by_version.setdefault((schema.subject, schema.version), schema)
+        if schema.id is not None:
+            self._by_id.put(schema.id, RegisteredSchema(schema.schema, schema.schema_type, schema.references,
+                                                        schema.id))
+        if schema.subject is not None and schema.version is not None:
+            self._by_version.put((schema.subject, schema.version), schema)
 
     # ---- HTTP -----------------------------------------------------------------------------------
 
@@ -210,7 +216,15 @@ class SchemaRegistry:
         try:
             connection.request(method, parts.path + target, body=data, headers=headers)
             response = connection.getresponse()
-            return response.status, response.read()
+            # at most one byte past the cap: enough to tell, and a hostile or broken server cannot fill memory
+            declared = response.length
+            answer = b"" if declared is not None and declared > MAX_ANSWER_BYTES else response.read(
+                MAX_ANSWER_BYTES + 1)
+            if len(answer) > MAX_ANSWER_BYTES or (declared is not None and declared > MAX_ANSWER_BYTES):
+                raise SchemaRegistryError(f"schema registry {method} {target.partition('?')[0]} at {url}: the answer "
+                                          f"is larger than {MAX_ANSWER_BYTES} bytes (16 MiB), the most this client "
+                                          "reads", response.status)
+            return response.status, answer
         finally:
             connection.close()
 
@@ -254,14 +268,19 @@ def _ssl_context(settings: RegistrySettings) -> ssl.SSLContext:
         context = ssl.create_default_context(cafile=settings.ca_location)
         context.check_hostname = settings.check_hostname
         if settings.certificate_location:
-            context.load_cert_chain(settings.certificate_location, settings.key_location,
-                                    password=settings.key_password)
+            load_key_pair(context, settings.certificate_location, settings.key_location, settings.key_password,
+                          setting=KEY_OPTION if settings.key_location else CERTIFICATE_OPTION,
+                          password_setting=KEY_PASSWORD_OPTION, error=_tls_settings_error)
     except (OSError, ssl.SSLError) as exc:
         # the message names files, never the key password
         raise SchemaRegistryError(f"schema registry TLS settings: cannot load the CA "
                                   f"({settings.ca_location or 'system default'}) or client certificate "
                                   f"({settings.certificate_location or 'none'}): {_describe(exc)}") from None
     return context
+
+
+def _tls_settings_error(message: str) -> SchemaRegistryError:
+    return SchemaRegistryError(f"schema registry TLS settings: {message}")
 
 
 def _backoff(base_ms: int, max_ms: int, attempt: int) -> float:
@@ -289,19 +308,20 @@ def _json(answer: bytes, request: str, status: int) -> Any:
         return None
     try:
         return json.loads(answer)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise SchemaRegistryError(f"schema registry {request}: the answer is not JSON", status) from None
 
 
 def _error_body(answer: bytes) -> tuple[int | None, str]:
     try:
         body = json.loads(answer)
-    except ValueError:
+    except (ValueError, RecursionError):
         body = None
     if isinstance(body, dict):
         code = body.get("error_code")
         message = body.get("message")
-        return (code if isinstance(code, int) else None), str(message or "")[:_MESSAGE_LIMIT]
+        code = code if isinstance(code, int) and not isinstance(code, bool) else None
+        return code, (message if isinstance(message, str) else "")[:_MESSAGE_LIMIT]
     return None, answer[:_MESSAGE_LIMIT].decode("utf-8", "replace").strip()
 
 
@@ -339,16 +359,37 @@ def _schema(body: Any, request: str, schema_id: int | None = None, subject: str 
         raise SchemaRegistryError(f"schema registry {request}: the answer holds no schema")
     kind = body.get("schemaType") or "AVRO"
     if kind not in _TYPES:
-        raise SchemaRegistryError(f"schema registry {request}: schema type {kind!r} is not one of "
+        raise SchemaRegistryError(f"schema registry {request}: schema type {str(kind)[:40]!r} is not one of "
                                   f"{', '.join(_TYPES)}")
-    try:
-        references = tuple(SchemaReference(str(r["name"]), str(r["subject"]), int(r["version"]))
-                           for r in body.get("references") or ())
-        found_id = body.get("id", schema_id)
-        version = body.get("version")
-        return RegisteredSchema(schema=body["schema"], schema_type=kind, references=references,
-                                id=None if found_id is None else int(found_id),
-                                subject=body.get("subject", subject) if version is not None else None,
-                                version=None if version is None else int(version))
-    except (KeyError, TypeError, ValueError):
-        raise SchemaRegistryError(f"schema registry {request}: malformed references, id or version") from None
+    references = body.get("references") or []
+    if not isinstance(references, list) or not all(isinstance(r, dict) for r in references):
+        raise SchemaRegistryError(f"schema registry {request}: malformed references")
+    found_id = body.get("id", schema_id)
+    version = body.get("version")
+    found_subject = body.get("subject", subject)
+    versioned = version is not None and found_subject is not None
+    return RegisteredSchema(
+        schema=body["schema"], schema_type=kind,
+        references=tuple(SchemaReference(_text(r.get("name"), request, "reference name"),
+                                         _text(r.get("subject"), request, "reference subject"),
+                                         _number(r.get("version"), request, "reference version", low=1))
+                         for r in references),
+        id=None if found_id is None else _number(found_id, request, "schema id"),
+        subject=_text(found_subject, request, "subject") if versioned else None,
+        version=_number(version, request, "version", low=1) if versioned else None)
+
+
+def _number(value: Any, request: str, what: str, low: int = 0) -> int:
+    """`value` when it is an integer a schema id or version can be (JSON's, not a string, a float or a boolean)."""
+    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= _MAX_ID:
+        return value
+    shown = repr(value) if isinstance(value, (int, float, bool)) or value is None else type(value).__name__
+    raise SchemaRegistryError(f"schema registry {request}: the answer's {what} is {shown[:40]}, not an integer from "
+                              f"{low} to {_MAX_ID}")
+
+
+def _text(value: Any, request: str, what: str) -> str:
+    if isinstance(value, str):
+        return value
+    raise SchemaRegistryError(f"schema registry {request}: the answer's {what} is {type(value).__name__}, not a "
+                              "string")

@@ -28,6 +28,8 @@ _RETRIES = PREFIX + "max.retries"
 _BACKOFF = PREFIX + "retry.backoff.ms"
 _BACKOFF_MAX = PREFIX + "retry.backoff.max.ms"
 
+# The client certificate's options, for the errors that name them.
+CERTIFICATE_OPTION, KEY_OPTION, KEY_PASSWORD_OPTION = _CERTIFICATE, _KEY, _KEY_PASSWORD
 OPTIONS = (_URL, _USER_INFO, _CREDENTIALS_SOURCE, _TOKEN, _BEARER_SOURCE, _LOGICAL_CLUSTER, _IDENTITY_POOL, _CA,
            _CERTIFICATE, _KEY, _KEY_PASSWORD, _HOST_CHECK, _TIMEOUT, _RETRIES, _BACKOFF, _BACKOFF_MAX)
 # Options whose values are secret (the URL may carry `user:password@`): hide them wherever options are shown.

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 _TESTS = Path(__file__).resolve().parents[1]
-for _helper in (_TESTS / "unit" / "protocol", _TESTS / "unit" / "records"):
+for _helper in (_TESTS / "unit" / "protocol", _TESTS / "unit" / "records", _TESTS / "fuzz"):
     if str(_helper) not in sys.path:
         sys.path.insert(0, str(_helper))
 
+from format_targets import depth_seeds, registry_seeds, run_depth, run_registry  # noqa: E402
 from protocol_values import combos, random_body  # noqa: E402
 from records_support import arrow_rows, fix_crcs, record_rows  # noqa: E402
 
@@ -477,4 +478,6 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("kraft-control", _kraft_control_seeds, run_kraft_control, keep=1),
     Target("framing", _framing_seeds, run_framing, keep=1),
     Target("spark-json", _json_seeds, run_spark_json),
+    Target("registry-http", registry_seeds, run_registry),
+    Target("json-schema-depth", depth_seeds, run_depth),
 )}

@@ -134,6 +134,33 @@ def test_arrays_of_zero_width_items_still_decode() -> None:
     assert decoder_for(empty).decode(1, (), write(empty, [{}, {}])) == [{}, {}]
 
 
+def test_a_count_of_zero_byte_items_is_bounded_and_named() -> None:
+    # the 6-byte record: a field of array<null> whose one block claims a million items, then the end marker
+    nulls = {"type": "record", "name": "R", "fields": [{"name": "id", "type": "int"},
+                                                       {"name": "xs", "type": {"type": "array", "items": "null"}}]}
+    payload = zigzag(7) + zigzag(1 << 20) + zigzag(0)
+    assert len(payload) == 6
+    result, seconds, _ = _fast(lambda: decoder_for(nulls).decode(1, (), payload))
+    assert isinstance(result, PayloadError) and seconds < 5
+    assert "more than 65536 array items of zero bytes" in str(result)
+    at_bound = decoder_for(nulls).decode(1, (), zigzag(7) + zigzag(1 << 16) + zigzag(0))
+    assert at_bound == {"id": 7, "xs": [None] * (1 << 16)}
+    # the bound is per payload, over every block and array of it
+    split = zigzag(7) + (zigzag(1 << 15) * 2 + zigzag(1)) + zigzag(0)
+    with pytest.raises(PayloadError, match="more than 65536"):
+        decoder_for(nulls).decode(1, (), split)
+
+
+def test_large_arrays_of_items_that_take_bytes_still_decode() -> None:
+    # the same record read on the bounded path (it has an array<null>), with a long array beside it
+    both = {"type": "record", "name": "R", "fields": [{"name": "xs", "type": {"type": "array", "items": "null"}},
+                                                      {"name": "ns", "type": {"type": "array", "items": "long"}}]}
+    value = {"xs": [None] * 10, "ns": list(range(300_000))}
+    assert decoder_for(both).decode(1, (), write(both, value)) == value
+    longs = {"type": "array", "items": "long"}
+    assert decoder_for(longs).decode(1, (), write(longs, list(range(300_000)))) == list(range(300_000))
+
+
 NODE = {"type": "record", "name": "Node", "fields": [
     {"name": "v", "type": "int"}, {"name": "next", "type": ["null", "Node"]}]}
 TREE = {"type": "record", "name": "Tree", "fields": [

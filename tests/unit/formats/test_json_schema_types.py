@@ -148,3 +148,60 @@ def test_schema_text_and_type_errors():
         json_schema_decoder(RegisteredSchema("{nope", "JSON"), Source({}))
     with pytest.raises(ConfigError, match="PROTOBUF, not JSON"):
         json_schema_decoder(RegisteredSchema("{}", "PROTOBUF"), Source({}))
+
+
+FREE = {"type": "object", "properties": {"free": {}}}
+
+
+class _Writer(Source):
+    def by_id(self, schema_id: int) -> RegisteredSchema:
+        return RegisteredSchema(json.dumps(FREE), "JSON", (), schema_id)
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("validate", ["true", "false"])
+def test_any_nesting_decodes_or_is_a_payload_error(validate: str) -> None:
+    # json.loads and json.dumps stop at the same recursion limit, and a free-form value is written back as text
+    # from deeper in the stack than it was read: nestings just under the limit (about 990 on an empty stack)
+    # parse and then cannot be written. The sweep spans that window wherever the test's own stack puts it.
+    dec = json_schema_decoder(RegisteredSchema(json.dumps(FREE), "JSON", (), 1), _Writer({}), {"validate": validate})
+    outcomes = set()
+    for depth in [*range(500, 1101), 100_000]:
+        try:
+            out = dec.decode(1, (), f'{{"free": {_nested(depth)}}}'.encode())
+        except PayloadError as exc:
+            assert "nests too deeply" in str(exc) or "not JSON" in str(exc)
+            outcomes.add("refused")
+        else:
+            assert out == {"free": _nested(depth).replace("][", "],[")}
+            outcomes.add("decoded")
+    assert outcomes == {"decoded", "refused"}
+
+
+def test_any_nesting_encodes_or_is_a_payload_error() -> None:
+    from kafka_spark.formats.json_schema import json_schema_encoder
+
+    enc = json_schema_encoder(RegisteredSchema(json.dumps(FREE), "JSON", (), 1), Source({}), {"validate": "true"})
+    outcomes = set()
+    for depth in [*range(500, 1101), 100_000]:
+        try:
+            enc.encode({"free": _nested(depth)})
+        except PayloadError as exc:
+            assert "nests too deeply" in str(exc) or "JSON text" in str(exc)
+            outcomes.add("refused")
+        else:
+            outcomes.add("encoded")
+    assert outcomes == {"encoded", "refused"}
+
+
+def test_a_schema_nested_too_deeply_is_a_config_error() -> None:
+    deep = '{"items": ' * 5000 + "{}" + "}" * 5000
+    with pytest.raises(ConfigError, match="not JSON"):
+        json_schema_decoder(RegisteredSchema(deep, "JSON"), Source({}))
+    # 800 levels of JSON parse; mapping takes three frames for each level of properties
+    objects = '{"properties": {"a": ' * 400 + "{}" + "}}" * 400
+    with pytest.raises(ConfigError, match="nests too deeply"):
+        json_schema_decoder(RegisteredSchema(objects, "JSON"), Source({}), {"validate": "false"})

@@ -15,7 +15,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from harness.schema_registry import RegistryServer
 
-from kafka_spark.errors import ConfigError, PayloadError, SchemaChangedError
+from kafka_spark.errors import ConfigError, PayloadError, SchemaChangedError, SchemaRegistryError
 from kafka_spark.formats.columns import decode_batch, extra_fields
 from kafka_spark.formats.options import payload_options
 from kafka_spark.formats.plan import PayloadPlan, plan_payloads
@@ -133,3 +133,36 @@ def test_record_strategies_find_the_subject_the_serializer_used(registry: Regist
     assert [s for s in SchemaRegistryClient({"url": registry.url}).get_subjects()] == [subject]
     out = decode(registry, kafka_batch([value]), valueSubjectNameStrategy=strategy, valueRecordName="shop.Payment")
     assert out.column("value").to_pylist() == [{"id": 3, "note": "x"}]
+
+
+@pytest.mark.parametrize("evolution", ["none", "restart"])
+def test_an_unknown_schema_id_is_the_record_s_error_in_every_evolution_mode(registry: RegistryServer,
+                                                                           evolution: str) -> None:
+    good = serialized(registry, V1, [{"id": 7, "note": None}])[0]
+    unknown = frame(31337, b"\x02")
+    batch = kafka_batch([good, unknown, good])
+    kept = decode(registry, batch, mode="PERMISSIVE", schemaEvolutionMode=evolution)
+    assert kept.column("value").to_pylist() == [{"id": 7, "note": None}, None, {"id": 7, "note": None}]
+    assert kept.column("valueError").to_pylist() == [None, "schema id 31337 is not in the schema registry", None]
+    assert kept.column("rawValue").to_pylist() == [None, unknown, None]
+    with pytest.raises(PayloadError, match=r"payments \[2\] offset 41: the value does not decode with .*: "
+                                           r"schema id 31337 is not in the schema registry"):
+        decode(registry, batch, schemaEvolutionMode=evolution)
+
+
+@pytest.mark.parametrize(("evolution", "asked"), [("none", "/schemas/ids/31337"),
+                                                  ("restart", "/schemas/ids/31337/versions")])
+def test_a_registry_outage_fails_the_task_in_every_mode_and_keeps_nothing(registry: RegistryServer, evolution: str,
+                                                                         asked: str) -> None:
+    good = serialized(registry, V1, [{"id": 7, "note": None}])[0]
+    batch = kafka_batch([good, frame(31337, b"\x02")])
+    options = {"schemaEvolutionMode": evolution, "schema.registry.max.retries": "0"}
+    for mode in ("FAILFAST", "PERMISSIVE"):
+        registry.fail_next(1, status=503, path=asked)
+        with pytest.raises(SchemaRegistryError, match=r"payments \[2\] offset 41: cannot look up the value's schema "
+                                                      r"id 31337: .*HTTP 503") as caught:
+            decode(registry, batch, mode=mode, **options)
+        assert caught.value.status == 503
+    # the registry is back: the task's retry finds the id unknown, a record error (the outage was not kept)
+    kept = decode(registry, batch, mode="PERMISSIVE", **options)
+    assert kept.column("valueError").to_pylist() == [None, "schema id 31337 is not in the schema registry"]

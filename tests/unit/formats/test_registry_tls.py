@@ -4,6 +4,8 @@ client certificate whose key has a password."""
 from __future__ import annotations
 
 import datetime
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -98,6 +100,61 @@ def test_mtls(server_cert: tuple[Path, Path], client_cert: tuple[Path, Path]) ->
             _registry(server.url, **base).subjects()  # no client certificate: the server ends the handshake
         assert "GET /subjects" in str(caught.value)
         wrong = {**mtls, "schema.registry.ssl.key.password": "not-the-" + KEY_PASSWORD}
-        with pytest.raises(SchemaRegistryError, match=r"cannot load the CA .* or client certificate") as caught:
+        with pytest.raises(SchemaRegistryError, match=r"TLS settings: schema\.registry\.ssl\.key\.location: "
+                                                      r"schema\.registry\.ssl\.key\.password does not decrypt "
+                                                      "the private key") as caught:
             _registry(server.url, **wrong).subjects()
         assert KEY_PASSWORD not in str(caught.value)
+
+
+_NO_PASSWORD = """
+import sys
+from kafka_spark.formats.registry import SchemaRegistry
+from kafka_spark.formats.registry_settings import registry_settings
+
+settings = registry_settings({"schema.registry.url": "https://127.0.0.1:9", "schema.registry.max.retries": "0",
+                              "schema.registry.ssl.certificate.location": sys.argv[1],
+                              "schema.registry.ssl.key.location": sys.argv[2]})
+try:
+    SchemaRegistry(settings).subjects()
+except Exception as exc:
+    print(f"{type(exc).__name__}: {exc}")
+"""
+
+
+def test_an_encrypted_key_without_its_password_is_an_error_not_a_prompt(client_cert: tuple[Path, Path],
+                                                                        tmp_path: Path) -> None:
+    # Given no password, OpenSSL prompts for one on the controlling terminal and waits. The client runs on a
+    # pseudo-terminal of its own here, as a job started from a shell would.
+    import os
+    import pty
+    import select
+    import sys
+
+    script = tmp_path / "no_password.py"
+    script.write_text(_NO_PASSWORD)
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: only exec, nothing of the parent's test machinery
+        os.execv(sys.executable, [sys.executable, str(script), str(client_cert[0]),
+                                  str(_with_password(client_cert[1]))])
+    seen = b""
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and b"pass phrase" not in seen:
+            ready, _, _ = select.select([terminal], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(terminal, 4096)
+                except OSError:  # the child exited and closed the terminal
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(terminal)
+    text = seen.decode(errors="replace")
+    assert "pass phrase" not in text, f"OpenSSL prompted on the terminal: {text!r}"
+    assert ("SchemaRegistryError: schema registry TLS settings: schema.registry.ssl.key.location: the private key "
+            "is encrypted; set schema.registry.ssl.key.password") in text, text
