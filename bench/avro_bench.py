@@ -146,7 +146,7 @@ def produce(node: Any, registry_url: str, topic: str, records: int) -> Dataset:
     """Register the schema, frame `records` orders with its id and produce them once, spread over PARTITIONS."""
     from kafka_spark.client import KafkaClient, Producer
     from kafka_spark.client.metadata import TopicPartition
-    from kafka_spark.formats.wire import frame
+    from kafka_spark.formats.registry.wire import frame
 
     schema_id = register(registry_url, f"{topic}-value")
     framed = [frame(schema_id, p) for p in payloads(records)]

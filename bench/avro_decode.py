@@ -1,4 +1,4 @@
-"""Avro payload decoder benchmark: kafka_spark.formats.avro against fastavro alone.
+"""Avro payload decoder benchmark: kafka_spark.formats.avro.codec against fastavro alone.
 
 One ~10-field record (long, string, decimal(12,2) as bytes, timestamp-millis, date, array<string>,
 map<string>, enum, a nested record with a nullable field, a nullable double), payloads without framing.
@@ -28,7 +28,7 @@ from collections.abc import Callable
 import fastavro
 import pyarrow as pa
 
-from kafka_spark.formats.avro import avro_decoder
+from kafka_spark.formats.avro.codec import avro_decoder
 from kafka_spark.formats.encoding import InlineSource
 from kafka_spark.formats.model import RegisteredSchema
 

@@ -88,7 +88,7 @@ def contenders(spark, bootstrap: str, value_schema: str | None = None) -> dict[s
             import pyarrow as pa
 
             from kafka_spark.delta.direct import parsed_struct
-            from kafka_spark.formats.spark_json import SparkJson
+            from kafka_spark.formats.spark_json.parser import SparkJson
 
             size, count = int(topic.split("-")[1].rstrip("b")), _RECORDS[topic]
             payloads = [p.encode() for p in json_payloads(size)]

@@ -1,4 +1,4 @@
-"""Protobuf payload decoder benchmark: kafka_spark.formats.protobuf against protobuf's own MessageToDict.
+"""Protobuf payload decoder benchmark: kafka_spark.formats.protobuf.codec against protobuf's own MessageToDict.
 
 One ~10-field message (scalars, an enum, a nested message, a repeated field, a map and a Timestamp),
 payloads without framing. Ours parses each payload and converts it into the Python values of its Arrow
@@ -23,7 +23,7 @@ from google.protobuf import json_format, message_factory
 
 from kafka_spark.formats.encoding import InlineSource
 from kafka_spark.formats.model import RegisteredSchema
-from kafka_spark.formats.protobuf import protobuf_decoder, protobuf_encoder
+from kafka_spark.formats.protobuf.codec import protobuf_decoder, protobuf_encoder
 
 PROTO = """
 syntax = "proto3";

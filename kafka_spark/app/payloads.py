@@ -17,7 +17,7 @@ from kafka_spark.app.values import Parser, parse_property, parse_text
 from kafka_spark.client.config import load_properties
 from kafka_spark.errors import ConfigError
 from kafka_spark.formats.options import BINARY, FORMATS, payload_options
-from kafka_spark.formats.registry_settings import PREFIX
+from kafka_spark.formats.registry.settings import PREFIX
 
 EVOLUTION_MODES = ("none", "restart")
 REGISTRY_TABLE = "schema-registry"

@@ -152,7 +152,7 @@ def direct_writer_reason(table: DeltaTable | None, options: LoadOptions, rows_sc
     if options.transform is not None:
         return "a transform makes the rows in Spark SQL"
     if options.value_schema is not None:
-        from kafka_spark.formats.spark_json import certain_schema_reason
+        from kafka_spark.formats.spark_json.parser import certain_schema_reason
 
         if parsed is None:
             return "value_schema is parsed by Spark's from_json"

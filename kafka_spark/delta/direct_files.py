@@ -24,7 +24,7 @@ A record that does not decode (a decoding read keeps the reason in `keyError`/`v
 batch: the task deletes the files it wrote, counts the bad records and yields one row naming the first.
 
 With `value_schema` the task parses each value into the column `data` as Spark's `from_json` would
-(formats/spark_json.py). A value it cannot be sure of stops the task: it deletes its files and yields one
+(formats/spark_json/parser.py). A value it cannot be sure of stops the task: it deletes its files and yields one
 row naming the value with `"spark": true`, and the driver writes the batch through Spark's writer instead.
 """
 
@@ -51,7 +51,7 @@ from kafka_spark.delta.partition_values import (
     partition_value,
     time_zone,
 )
-from kafka_spark.formats.spark_json import NotCertain, SparkJson
+from kafka_spark.formats.spark_json.parser import NotCertain, SparkJson
 
 # The rows a direct-writing task yields: one per file; a row with `firstBad` reports bad records instead.
 # `path` is relative to the table root, as the file is named on the store (delta-rs encodes it for the log);

@@ -19,9 +19,9 @@ from kafka_spark.formats.cache import BoundedCache
 from kafka_spark.formats.model import is_not_found
 from kafka_spark.formats.options import PayloadOptions
 from kafka_spark.formats.plan import PayloadPlan, SidePlan, column_type, decoder_for
-from kafka_spark.formats.registry import registry_for
-from kafka_spark.formats.registry_settings import RegistrySettings
-from kafka_spark.formats.wire import split
+from kafka_spark.formats.registry.client import registry_for
+from kafka_spark.formats.registry.settings import RegistrySettings
+from kafka_spark.formats.registry.wire import split
 
 ERROR_COLUMN = {"key": "keyError", "value": "valueError"}
 RAW_COLUMN = {"key": "rawKey", "value": "rawValue"}

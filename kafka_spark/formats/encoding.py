@@ -29,10 +29,10 @@ from kafka_spark.formats.model import (
     SchemaSource,
 )
 from kafka_spark.formats.options import SideFormat
-from kafka_spark.formats.registry import SchemaRegistry, registry_for
-from kafka_spark.formats.registry_settings import RegistrySettings
-from kafka_spark.formats.subjects import subject_name
-from kafka_spark.formats.wire import frame
+from kafka_spark.formats.registry.client import SchemaRegistry, registry_for
+from kafka_spark.formats.registry.settings import RegistrySettings
+from kafka_spark.formats.registry.subjects import subject_name
+from kafka_spark.formats.registry.wire import frame
 
 # spark-avro's `to_avro` names the top-level record so when it is given no name.
 DEFAULT_RECORD_NAME = "topLevelRecord"
@@ -148,11 +148,11 @@ def derived_schema(fmt: str, arrow_type: pa.DataType, record_name: str | None = 
     `to_avro` derives it; `record_name` (a full name) names the top record (`topLevelRecord` by default)."""
     namespace, _, name = (record_name or DEFAULT_RECORD_NAME).rpartition(".")
     if fmt == "avro":
-        from kafka_spark.formats.avro import avro_schema_for
+        from kafka_spark.formats.avro.codec import avro_schema_for
 
         return RegisteredSchema(avro_schema_for(arrow_type, name, namespace), "AVRO")
     if fmt == "json-schema":
-        from kafka_spark.formats.json_schema_types import json_text
+        from kafka_spark.formats.json_schema.types import json_text
 
         return RegisteredSchema(json_text(json_schema_for(arrow_type, record_name)), "JSON")
     raise ConfigError(f"no schema can be derived for format {fmt!r}")
@@ -296,14 +296,14 @@ def encoder_for(fmt: str, schema: RegisteredSchema, source: SchemaSource,
 
 def _new_encoder(fmt: str, schema: RegisteredSchema, source: SchemaSource, message_name: str | None) -> PayloadEncoder:
     if fmt == "avro":
-        from kafka_spark.formats.avro import avro_encoder
+        from kafka_spark.formats.avro.codec import avro_encoder
 
         return avro_encoder(schema, source)
     if fmt == "protobuf":
-        from kafka_spark.formats.protobuf import protobuf_encoder
+        from kafka_spark.formats.protobuf.codec import protobuf_encoder
 
         return protobuf_encoder(schema, source, message_name)
-    from kafka_spark.formats.json_schema import json_schema_encoder
+    from kafka_spark.formats.json_schema.codec import json_schema_encoder
 
     return json_schema_encoder(schema, source)
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 
 from kafka_spark.errors import ConfigError
 from kafka_spark.formats.model import FORMAT_TYPES
-from kafka_spark.formats.registry_settings import RegistrySettings, registry_settings
-from kafka_spark.formats.subjects import STRATEGIES, subject_name
+from kafka_spark.formats.registry.settings import RegistrySettings, registry_settings
+from kafka_spark.formats.registry.subjects import STRATEGIES, subject_name
 
 BINARY = "binary"
 FORMATS = (BINARY, *FORMAT_TYPES)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from kafka_spark.errors import ConfigError, SchemaRegistryError
 from kafka_spark.formats.model import FORMAT_TYPES, NOT_FOUND, PayloadDecoder, RegisteredSchema
 from kafka_spark.formats.options import CODEC_OPTIONS_OF, PayloadOptions, SideFormat
-from kafka_spark.formats.registry import SchemaRegistry, registry_for
+from kafka_spark.formats.registry.client import SchemaRegistry, registry_for
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -97,14 +97,14 @@ def _new_decoder(plan: SidePlan, options: PayloadOptions) -> PayloadDecoder:
     fmt = plan.format.format
     codec = {k: v for k, v in options.codec_options if k in CODEC_OPTIONS_OF[fmt]}
     if fmt == "avro":
-        from kafka_spark.formats.avro import avro_decoder
+        from kafka_spark.formats.avro.codec import avro_decoder
 
         return avro_decoder(plan.reader, source, codec)
     if fmt == "protobuf":
-        from kafka_spark.formats.protobuf import protobuf_decoder
+        from kafka_spark.formats.protobuf.codec import protobuf_decoder
 
         return protobuf_decoder(plan.reader, source, codec, plan.format.message_name)
-    from kafka_spark.formats.json_schema import json_schema_decoder
+    from kafka_spark.formats.json_schema.codec import json_schema_decoder
 
     return json_schema_decoder(plan.reader, source, codec)
 

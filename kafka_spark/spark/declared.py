@@ -11,9 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_spark.client import config as client_config
-from kafka_spark.formats import avro_types, json_schema, protobuf_values
 from kafka_spark.formats import options as payload_options
-from kafka_spark.formats import registry_settings as registry
+from kafka_spark.formats.avro import types as avro_types
+from kafka_spark.formats.json_schema import codec as json_schema
+from kafka_spark.formats.protobuf import values as protobuf_values
+from kafka_spark.formats.registry import settings as registry
 from kafka_spark.spark.log import options as log_options
 from kafka_spark.spark.sink import options as write_options
 from kafka_spark.spark.source import options

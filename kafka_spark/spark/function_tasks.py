@@ -24,8 +24,8 @@ from kafka_spark.formats.encoding import (
 from kafka_spark.formats.model import PayloadDecoder, RegisteredSchema
 from kafka_spark.formats.options import PayloadOptions
 from kafka_spark.formats.plan import SidePlan, decoder_for
-from kafka_spark.formats.registry_settings import RegistrySettings
-from kafka_spark.formats.wire import split
+from kafka_spark.formats.registry.settings import RegistrySettings
+from kafka_spark.formats.registry.wire import split
 
 if TYPE_CHECKING:
     from pyspark.sql.column import Column
@@ -67,14 +67,14 @@ class ColumnDecoding:
         assert self.inline is not None and self.source is not None
         codec = dict(self.codec)
         if self.format == "avro":
-            from kafka_spark.formats.avro import avro_decoder
+            from kafka_spark.formats.avro.codec import avro_decoder
 
             return avro_decoder(self.inline, self.source, codec)
         if self.format == "protobuf":
-            from kafka_spark.formats.protobuf import protobuf_decoder
+            from kafka_spark.formats.protobuf.codec import protobuf_decoder
 
             return protobuf_decoder(self.inline, self.source, codec, self.message_name)
-        from kafka_spark.formats.json_schema import json_schema_decoder
+        from kafka_spark.formats.json_schema.codec import json_schema_decoder
 
         return json_schema_decoder(self.inline, self.source, codec)
 
@@ -111,7 +111,7 @@ class ColumnDecoding:
 
 
 def inline_indexes(decoding: ColumnDecoding) -> tuple[int, ...]:
-    from kafka_spark.formats.protobuf_schema import find_message, load_schema, message_indexes
+    from kafka_spark.formats.protobuf.schema import find_message, load_schema, message_indexes
 
     assert decoding.inline is not None and decoding.source is not None
     return message_indexes(find_message(load_schema(decoding.inline, decoding.source), decoding.message_name))

@@ -29,7 +29,7 @@ from kafka_spark.formats.encoding import (
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
 from kafka_spark.formats.options import PayloadOptions, SideFormat
 from kafka_spark.formats.plan import SidePlan
-from kafka_spark.formats.registry_settings import RegistrySettings, registry_settings
+from kafka_spark.formats.registry.settings import RegistrySettings, registry_settings
 
 if TYPE_CHECKING:
     from pyspark.sql.column import Column

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kafka_spark.client.config import REDACTED, SECRET_KEYS
-from kafka_spark.formats.registry_settings import PREFIX as REGISTRY_PREFIX
-from kafka_spark.formats.registry_settings import SECRET_OPTIONS as REGISTRY_SECRET_OPTIONS
+from kafka_spark.formats.registry.settings import PREFIX as REGISTRY_PREFIX
+from kafka_spark.formats.registry.settings import SECRET_OPTIONS as REGISTRY_SECRET_OPTIONS
 
 OPTIONS_REGEX_CONF = "spark.sql.redaction.options.regex"
 SPARK_DEFAULT_OPTIONS_REGEX = "(?i)url"

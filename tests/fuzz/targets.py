@@ -29,7 +29,7 @@ from records_support import arrow_rows, fix_crcs, record_rows  # noqa: E402
 
 from kafka_spark.cli.kafka_json import kafka_json  # noqa: E402
 from kafka_spark.errors import KafkaSparkError  # noqa: E402
-from kafka_spark.formats.wire import frame, split  # noqa: E402
+from kafka_spark.formats.registry.wire import frame, split  # noqa: E402
 from kafka_spark.protocol import (  # noqa: E402
     decode_assignment,
     decode_response,
@@ -451,7 +451,7 @@ def run_spark_json(data: bytes) -> object:
     row or refuses with NotCertain, and when both return, the rows are the same."""
     import pyarrow as pa
 
-    from kafka_spark.formats.spark_json import NotCertain, SparkJson
+    from kafka_spark.formats.spark_json.parser import NotCertain, SparkJson
 
     if not _JSON_PARSERS:
         _JSON_PARSERS.extend([SparkJson(_JSON_SCHEMA, typed=True), SparkJson(_JSON_SCHEMA, typed=False)])

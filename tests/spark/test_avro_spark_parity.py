@@ -18,7 +18,7 @@ import fastavro
 import pyarrow as pa
 import pytest
 
-from kafka_spark.formats.avro import avro_decoder
+from kafka_spark.formats.avro.codec import avro_decoder
 from kafka_spark.formats.encoding import InlineSource
 from kafka_spark.formats.model import RegisteredSchema
 from kafka_spark.formats.spark_ddl import arrow_to_spark_ddl

@@ -20,8 +20,8 @@ from unit.formats.codec_support import compile_protos, message_class
 
 from kafka_spark.formats.encoding import InlineSource
 from kafka_spark.formats.model import RegisteredSchema
-from kafka_spark.formats.protobuf import protobuf_decoder
-from kafka_spark.formats.protobuf_schema import message_indexes
+from kafka_spark.formats.protobuf.codec import protobuf_decoder
+from kafka_spark.formats.protobuf.schema import message_indexes
 from kafka_spark.formats.spark_ddl import arrow_to_spark_ddl
 from kafka_spark.local.jars import pyspark_version
 

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from kafka_spark.formats.spark_json import NotCertain, SparkJson, certain_schema_reason
+from kafka_spark.formats.spark_json.parser import NotCertain, SparkJson, certain_schema_reason
 
 DDL = ("i INT, l BIGINT, t TINYINT, sh SMALLINT, d DOUBLE, f FLOAT, s STRING, b BOOLEAN, a DECIMAL(10,2), "
        "tags ARRAY<STRING>, ns ARRAY<BIGINT>, m MAP<STRING,INT>, st STRUCT<x: INT, y: STRING, z: ARRAY<DOUBLE>>")
@@ -188,7 +188,7 @@ def test_a_batch_parses_as_its_values_do_one_by_one_and_as_spark_does(spark, cor
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     from pyspark.sql.types import DataType
 
-    import kafka_spark.formats.spark_json_typed as typed
+    import kafka_spark.formats.spark_json.typed as typed
 
     parser = SparkJson(DataType.fromDDL(DDL).json(), typed=True)
     singles = [(text, _ours(parser, text)) for text in corpus]

@@ -7,7 +7,7 @@ import pytest
 from registry_records import ORDER_V1, ORDER_V2, avro_serializer, order, produce, serialize
 
 from kafka_spark.delta import BadRecordError, LoadOptions, load
-from kafka_spark.formats.wire import frame
+from kafka_spark.formats.registry.wire import frame
 
 
 def options(kafka, registry, topic: str, table: str, **extra) -> LoadOptions:

@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from registry_records import ORDER_V1, ORDER_V2, avro_serializer, order, produce, read_options, serialize
 
-from kafka_spark.formats.wire import frame
+from kafka_spark.formats.registry.wire import frame
 
 
 def as_spark_returns(spark, value: dict) -> dict:

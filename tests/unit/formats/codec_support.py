@@ -15,7 +15,7 @@ from harness.protos import descriptor_set
 
 from kafka_spark.errors import SchemaRegistryError
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
-from kafka_spark.formats.wire import split
+from kafka_spark.formats.registry.wire import split
 
 TOPIC = "orders"
 VALUE = SerializationContext(TOPIC, MessageField.VALUE)

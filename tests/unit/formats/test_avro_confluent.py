@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from unit.formats.codec_support import ConfluentSource, new_registry
 
 from kafka_spark.errors import PayloadError
-from kafka_spark.formats.avro import avro_decoder, avro_encoder, avro_schema_for
-from kafka_spark.formats.wire import frame, split
+from kafka_spark.formats.avro.codec import avro_decoder, avro_encoder, avro_schema_for
+from kafka_spark.formats.registry.wire import frame, split
 
 UTC = datetime.timezone.utc
 VALUE = SerializationContext("orders", MessageField.VALUE)

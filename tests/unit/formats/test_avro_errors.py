@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kafka_spark.errors import PayloadError, SchemaRegistryError
-from kafka_spark.formats.avro import avro_decoder, avro_encoder
+from kafka_spark.formats.avro.codec import avro_decoder, avro_encoder
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
 
 UTC = datetime.timezone.utc

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.formats.avro import avro_decoder, avro_encoder, avro_schema_for
+from kafka_spark.formats.avro.codec import avro_decoder, avro_encoder, avro_schema_for
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
 from kafka_spark.formats.spark_ddl import arrow_to_spark_ddl, struct_fields_ddl
 

@@ -33,7 +33,7 @@ from kafka_spark.formats.encoding import (
 )
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
 from kafka_spark.formats.options import SideFormat
-from kafka_spark.formats.registry_settings import RegistrySettings
+from kafka_spark.formats.registry.settings import RegistrySettings
 
 ORDER = pa.struct([
     pa.field("id", pa.int64(), nullable=False), ("customer", pa.string()), ("amount", pa.decimal128(12, 2)),

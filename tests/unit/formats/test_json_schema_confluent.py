@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from unit.formats.codec_support import VALUE, ConfluentSource, new_registry
 
 from kafka_spark.errors import ConfigError, PayloadError
-from kafka_spark.formats.json_schema import json_schema_decoder, json_schema_encoder
+from kafka_spark.formats.json_schema.codec import json_schema_decoder, json_schema_encoder
 from kafka_spark.formats.model import RegisteredSchema
-from kafka_spark.formats.wire import frame, split
+from kafka_spark.formats.registry.wire import frame, split
 
 ADDRESS = {
     "$schema": "http://json-schema.org/draft-07/schema#",

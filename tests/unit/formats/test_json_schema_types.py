@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from kafka_spark.errors import ConfigError, PayloadError
-from kafka_spark.formats.json_schema import json_schema_decoder
+from kafka_spark.formats.json_schema.codec import json_schema_decoder
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
 
 TEXT = pa.string()
@@ -182,7 +182,7 @@ def test_any_nesting_decodes_or_is_a_payload_error(validate: str) -> None:
 
 
 def test_any_nesting_encodes_or_is_a_payload_error() -> None:
-    from kafka_spark.formats.json_schema import json_schema_encoder
+    from kafka_spark.formats.json_schema.codec import json_schema_encoder
 
     enc = json_schema_encoder(RegisteredSchema(json.dumps(FREE), "JSON", (), 1), Source({}), {"validate": "true"})
     outcomes = set()

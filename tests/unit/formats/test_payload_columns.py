@@ -19,7 +19,7 @@ from kafka_spark.errors import ConfigError, PayloadError, SchemaChangedError, Sc
 from kafka_spark.formats.columns import decode_batch, extra_fields
 from kafka_spark.formats.options import payload_options
 from kafka_spark.formats.plan import PayloadPlan, plan_payloads
-from kafka_spark.formats.wire import frame
+from kafka_spark.formats.registry.wire import frame
 
 TOPIC = "payments"
 V1 = {"type": "record", "name": "Payment", "namespace": "shop",

@@ -22,8 +22,8 @@ from unit.formats.codec_support import (
 
 from kafka_spark.errors import ConfigError, PayloadError
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
-from kafka_spark.formats.protobuf import protobuf_decoder, protobuf_encoder
-from kafka_spark.formats.wire import frame
+from kafka_spark.formats.protobuf.codec import protobuf_decoder, protobuf_encoder
+from kafka_spark.formats.registry.wire import frame
 
 MONEY = """
 syntax = "proto3";

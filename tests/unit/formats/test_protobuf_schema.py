@@ -11,7 +11,7 @@ from unit.formats.codec_support import compile_protos
 
 from kafka_spark.errors import ConfigError
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
-from kafka_spark.formats.protobuf_schema import find_message, load_schema, message_at, message_indexes, messages
+from kafka_spark.formats.protobuf.schema import find_message, load_schema, message_at, message_indexes, messages
 
 NESTED = """
 syntax = "proto3";

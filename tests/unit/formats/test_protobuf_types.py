@@ -12,9 +12,9 @@ from unit.formats.codec_support import ConfluentSource, compile_protos, message_
 
 from kafka_spark.errors import ConfigError, PayloadError
 from kafka_spark.formats.model import RegisteredSchema
-from kafka_spark.formats.protobuf import protobuf_decoder
-from kafka_spark.formats.protobuf_schema import message_indexes
-from kafka_spark.formats.protobuf_values import OPTION_DEFAULTS, protobuf_options
+from kafka_spark.formats.protobuf.codec import protobuf_decoder
+from kafka_spark.formats.protobuf.schema import message_indexes
+from kafka_spark.formats.protobuf.values import OPTION_DEFAULTS, protobuf_options
 
 SCALARS = """
 syntax = "proto3";

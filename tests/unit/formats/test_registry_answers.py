@@ -15,8 +15,8 @@ import pytest
 
 from kafka_spark.errors import SchemaRegistryError
 from kafka_spark.formats.model import RegisteredSchema
-from kafka_spark.formats.registry import MAX_ANSWER_BYTES, SchemaRegistry
-from kafka_spark.formats.registry_settings import RegistrySettings
+from kafka_spark.formats.registry.client import MAX_ANSWER_BYTES, SchemaRegistry
+from kafka_spark.formats.registry.settings import RegistrySettings
 
 CHUNK = 1 << 20
 

@@ -15,8 +15,8 @@ from harness.schema_registry import RegistryServer
 
 from kafka_spark.errors import SchemaRegistryError
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
-from kafka_spark.formats.registry import SchemaRegistry, registry_for
-from kafka_spark.formats.registry_settings import RegistrySettings, registry_settings
+from kafka_spark.formats.registry.client import SchemaRegistry, registry_for
+from kafka_spark.formats.registry.settings import RegistrySettings, registry_settings
 
 PASSWORD = "reg-5ecr3t-3f1"
 TOKEN = "bearer-5ecr3t-a09"

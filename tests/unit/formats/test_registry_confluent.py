@@ -21,9 +21,9 @@ from harness.certs import self_signed
 from harness.schema_registry import RegistryServer
 
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
-from kafka_spark.formats.registry import SchemaRegistry
-from kafka_spark.formats.registry_settings import RegistrySettings
-from kafka_spark.formats.wire import frame, split
+from kafka_spark.formats.registry.client import SchemaRegistry
+from kafka_spark.formats.registry.settings import RegistrySettings
+from kafka_spark.formats.registry.wire import frame, split
 
 PASSWORD = "conf-5ecr3t-c4d"
 _FIELD = descriptor_pb2.FieldDescriptorProto

@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.formats.registry_settings import SECRET_OPTIONS, RegistrySettings, registry_settings
+from kafka_spark.formats.registry.settings import SECRET_OPTIONS, RegistrySettings, registry_settings
 
 PASSWORD = "pw-5ecr3t-91c"
 TOKEN = "tok-5ecr3t-77a"

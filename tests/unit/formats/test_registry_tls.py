@@ -13,8 +13,8 @@ from harness.certs import self_signed
 from harness.schema_registry import RegistryServer
 
 from kafka_spark.errors import SchemaRegistryError
-from kafka_spark.formats.registry import SchemaRegistry
-from kafka_spark.formats.registry_settings import registry_settings
+from kafka_spark.formats.registry.client import SchemaRegistry
+from kafka_spark.formats.registry.settings import registry_settings
 
 KEY_PASSWORD = "key-5ecr3t-0b2"
 
@@ -109,8 +109,8 @@ def test_mtls(server_cert: tuple[Path, Path], client_cert: tuple[Path, Path]) ->
 
 _NO_PASSWORD = """
 import sys
-from kafka_spark.formats.registry import SchemaRegistry
-from kafka_spark.formats.registry_settings import registry_settings
+from kafka_spark.formats.registry.client import SchemaRegistry
+from kafka_spark.formats.registry.settings import registry_settings
 
 settings = registry_settings({"schema.registry.url": "https://127.0.0.1:9", "schema.registry.max.retries": "0",
                               "schema.registry.ssl.certificate.location": sys.argv[1],

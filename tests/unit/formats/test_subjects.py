@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.formats.subjects import STRATEGIES, subject_name
+from kafka_spark.formats.registry.subjects import STRATEGIES, subject_name
 
 
 @pytest.mark.parametrize(("strategy", "is_key", "expected"), [

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafka_spark.errors import PayloadError
-from kafka_spark.formats.wire import frame, split
+from kafka_spark.formats.registry.wire import frame, split
 
 FUZZ = settings(max_examples=300, deadline=None)
 

@@ -13,11 +13,11 @@ from collections.abc import Callable
 import pytest
 
 from kafka_spark.errors import PayloadError, SchemaRegistryError
-from kafka_spark.formats.avro import avro_decoder
+from kafka_spark.formats.avro.codec import avro_decoder
 from kafka_spark.formats.cache import MAX_ENTRIES, BoundedCache, WriterCache
-from kafka_spark.formats.json_schema import json_schema_decoder
+from kafka_spark.formats.json_schema.codec import json_schema_decoder
 from kafka_spark.formats.model import PayloadDecoder, RegisteredSchema, SchemaReference
-from kafka_spark.formats.protobuf import protobuf_decoder
+from kafka_spark.formats.protobuf.codec import protobuf_decoder
 
 AVRO = RegisteredSchema(json.dumps({"type": "record", "name": "Order", "namespace": "shop",
                                     "fields": [{"name": "id", "type": "long"}]}), "AVRO", (), 1)

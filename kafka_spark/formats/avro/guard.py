@@ -12,7 +12,7 @@ from fastavro import _read_py
 from fastavro.io.binary_decoder import BinaryDecoder
 
 from kafka_spark.errors import PayloadError
-from kafka_spark.formats.avro_types import definition
+from kafka_spark.formats.avro.types import definition
 
 # Items of zero encoded bytes (null, empty records, fixed(0)) let a count alone ask for any number of values: a
 # 6-byte payload would stand for a million nulls. Arrays of such items are rare and short in real data.

@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_spark.formats.spark_json_values import Converter, NotCertain, converted_column
+from kafka_spark.formats.spark_json.values import Converter, NotCertain, converted_column
 
 _INTEGRAL = {"byte": (pa.int8(), 7), "short": (pa.int16(), 15), "integer": (pa.int32(), 31), "long": (pa.int64(), 63)}
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(-?\d+)\)")
@@ -203,7 +203,7 @@ def _collector_paused() -> Iterator[None]:
 def _typed_decoder(schema: dict[str, Any], arrow: pa.StructType, converters: list[Converter]) -> Any:
     """The msgspec decoder of the schema, or None (msgspec not installed, or a schema it does not serve)."""
     try:
-        from kafka_spark.formats.spark_json_typed import TypedDecoder, typed_types
+        from kafka_spark.formats.spark_json.typed import TypedDecoder, typed_types
 
         types = typed_types(schema)
     except ImportError:

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_spark.formats.spark_json_values import Converter, converted_column
+from kafka_spark.formats.spark_json.values import Converter, converted_column
 
 _INTEGRAL = {"byte", "short", "integer", "long"}
 _NUMBER_START = frozenset(b"-0123456789")

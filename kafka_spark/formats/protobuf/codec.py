@@ -13,9 +13,9 @@ from google.protobuf.message import DecodeError, Message  # type: ignore[import-
 from kafka_spark.errors import ConfigError, PayloadError
 from kafka_spark.formats.cache import BoundedCache, WriterCache
 from kafka_spark.formats.model import RegisteredSchema, SchemaSource, find_writer
-from kafka_spark.formats.protobuf_encode import MessageWriter
-from kafka_spark.formats.protobuf_schema import find_message, load_schema, message_at, message_indexes
-from kafka_spark.formats.protobuf_values import ProtobufOptions, StructPlan, message_plan, protobuf_options
+from kafka_spark.formats.protobuf.encode import MessageWriter
+from kafka_spark.formats.protobuf.schema import find_message, load_schema, message_at, message_indexes
+from kafka_spark.formats.protobuf.values import ProtobufOptions, StructPlan, message_plan, protobuf_options
 
 __all__ = ["ProtobufDecoder", "ProtobufEncoder", "ProtobufOptions", "protobuf_decoder", "protobuf_encoder",
            "protobuf_options"]

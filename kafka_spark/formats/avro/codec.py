@@ -23,8 +23,8 @@ from fastavro.read import SchemaResolutionError
 from fastavro.validation import ValidationError
 
 from kafka_spark.errors import ConfigError, PayloadError
-from kafka_spark.formats.avro_guard import guarded_read, risks
-from kafka_spark.formats.avro_types import (
+from kafka_spark.formats.avro.guard import guarded_read, risks
+from kafka_spark.formats.avro.types import (
     LOGICAL,
     Convert,
     avro_options,

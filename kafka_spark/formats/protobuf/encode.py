@@ -13,7 +13,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor  # type: igno
 from google.protobuf.message import EncodeError, Message  # type: ignore[import-untyped]
 
 from kafka_spark.errors import PayloadError
-from kafka_spark.formats.protobuf_values import EMPTY_STRUCT_FIELD, is_map, is_time_message
+from kafka_spark.formats.protobuf.values import EMPTY_STRUCT_FIELD, is_map, is_time_message
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 _MICRO = datetime.timedelta(microseconds=1)

@@ -16,7 +16,7 @@ from referencing.jsonschema import DRAFT7
 
 from kafka_spark.errors import ConfigError, PayloadError
 from kafka_spark.formats.cache import WriterCache
-from kafka_spark.formats.json_schema_types import JsonType, json_text, json_type
+from kafka_spark.formats.json_schema.types import JsonType, json_text, json_type
 from kafka_spark.formats.model import RegisteredSchema, SchemaSource, find_writer
 
 OPTION_DEFAULTS: dict[str, str] = {"validate": "true"}

@@ -17,7 +17,7 @@ from typing import Any
 from kafka_spark.errors import SchemaRegistryError
 from kafka_spark.formats.cache import BoundedCache
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference, SchemaType
-from kafka_spark.formats.registry_settings import (
+from kafka_spark.formats.registry.settings import (
     CERTIFICATE_OPTION,
     KEY_OPTION,
     KEY_PASSWORD_OPTION,

@@ -1,0 +1,1 @@
+"""JSON Schema payloads: a schema as an Arrow type, and values validated, decoded and encoded."""
