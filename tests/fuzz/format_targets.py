@@ -25,10 +25,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from kafka_spark.formats.json_schema import json_schema_decoder, json_schema_encoder
+from kafka_spark.formats.json_schema.codec import json_schema_decoder, json_schema_encoder
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
-from kafka_spark.formats.registry import MAX_ANSWER_BYTES, SchemaRegistry
-from kafka_spark.formats.registry_settings import RegistrySettings
+from kafka_spark.formats.registry.client import MAX_ANSWER_BYTES, SchemaRegistry
+from kafka_spark.formats.registry.settings import RegistrySettings
 
 # ---- the registry's answers ---------------------------------------------------------------------------
 
