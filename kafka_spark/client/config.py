@@ -31,7 +31,7 @@ SECRET_KEYS = frozenset({
     "sasl.oauthbearer.assertion.private.key.passphrase", *zk_settings.SECRET_KEYS,
 })
 # JAAS options whose values are secrets (matched by part of the name, any case)
-_SECRET_OPTION_PARTS = ("password", "secret", "token", "passphrase", "accesskey")
+_SECRET_OPTION_PARTS = ("password", "secret", "token", "passphrase", "accesskey", "keystore.key")
 
 # Java client settings that do not apply to this client; accepted so property files can be shared.
 IGNORED_KEYS = frozenset({

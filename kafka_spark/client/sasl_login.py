@@ -29,7 +29,8 @@ from kafka_spark.client.jwt_assertion import GRANT_TYPE as JWT_BEARER_GRANT
 from kafka_spark.client.jwt_assertion import AssertionSettings, make_assertion
 from kafka_spark.client.oauthbearer import OAuthBearerMechanism, check_extensions, jwt_claims, unsecured_token
 from kafka_spark.client.sasl import make_mechanism
-from kafka_spark.client.token_endpoint import TokenEndpointError, TokenRequest, fetch_token
+from kafka_spark.client.token_endpoint import TokenEndpointError, TokenRequest, fetch_token, safe_url
+from kafka_spark.client.token_tls import check_token_tls, token_endpoint_context, token_tls
 from kafka_spark.client.tokens import RefreshingToken, RefreshRules, Token, shared
 from kafka_spark.errors import AuthenticationError, ConfigError
 
@@ -126,6 +127,7 @@ def _check_oauthbearer(config: ClientConfig, options: dict[str, str], handler: s
                 raise ConfigError("OIDC client credentials need sasl.oauthbearer.client.credentials.client.id and "
                                   ".client.secret (or clientId and clientSecret in sasl.jaas.config)")
         check_extensions(_extensions(options, "extension_"), "extension_")
+        check_token_tls(token_tls(options))
     elif handler in MSK_OAUTH_HANDLERS or handler == GOOGLE_HANDLER:
         pass
     elif ":" in handler:
@@ -188,13 +190,10 @@ def _oidc_token(config: ClientConfig, options: dict[str, str]) -> Token:
                            config.sasl_login_read_timeout_ms / 1000, config.sasl_login_retry_backoff_ms / 1000,
                            config.sasl_login_retry_backoff_max_ms / 1000,
                            config.sasl_oauthbearer_header_urlencode, extra_form)
-    context = None
-    if url.startswith("https:"):
-        from kafka_spark.client.tls import ssl_context
-
-        context = ssl_context(config)
-    value = fetch_token(request, context)
-    return _validated(value, config, _extensions(options, "extension_"), f"the token from {_safe_url(url)}")
+    # the endpoint's own TLS options, never the brokers' (client/token_tls.py says why)
+    https = urllib.parse.urlsplit(url).scheme == "https"
+    value = fetch_token(request, token_endpoint_context(token_tls(options)) if https else None)
+    return _validated(value, config, _extensions(options, "extension_"), f"the token from {safe_url(url)}")
 
 
 def _login_name(handler: str | None) -> str:
@@ -204,11 +203,6 @@ def _login_name(handler: str | None) -> str:
     if handler in KAFKA_OIDC_HANDLERS:
         return "OIDC"
     return handler.rsplit(".", 1)[-1]
-
-
-def _safe_url(url: str) -> str:
-    parts = urllib.parse.urlsplit(url)
-    return f"{parts.scheme}://{parts.hostname or ''}{':' + str(parts.port) if parts.port else ''}{parts.path}"
 
 
 def _validated(value: str, config: ClientConfig, extensions: dict[str, str], what: str) -> Token:

@@ -5,6 +5,10 @@ first with `sasl.oauthbearer.header.urlencode`, as RFC 6749 §2.3.1 asks and Jav
 retries transport failures and the answers Java's client retries (all but 400-407, 409-415, 501 and 505) with
 backoff within the configured bounds, and returns the access token. A ``file:`` URL names a file that holds the
 token (Kafka's client reads it the same way). Secrets never reach an error message.
+
+Redirects are refused, not followed: urllib would repeat the Authorization header, the client secret in it, to
+whatever host or ``http:`` address the answer names. Over HTTPS the caller's context decides which CAs are
+trusted (`token_tls`); one that skips the certificate or host name check is refused.
 """
 
 from __future__ import annotations
@@ -18,13 +22,31 @@ import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from http.client import HTTPMessage
 from pathlib import Path
+from typing import IO
 
 from kafka_spark.errors import AuthenticationError, ConfigError
 
 
 class TokenEndpointError(AuthenticationError):
     """The token endpoint could not be reached or refused the client's credentials."""
+
+
+class TokenEndpointTlsError(TokenEndpointError):
+    """TLS to the token endpoint failed: its certificate is not signed by a trusted CA, or does not name its host.
+    Nothing was sent."""
+
+
+class TokenEndpointRedirectError(TokenEndpointError):
+    """The token endpoint answered with a redirect, which is not followed; `endpoint` and `target` are the two
+    addresses without credentials, query or fragment."""
+
+    def __init__(self, message: str, endpoint: str = "", target: str = "", status: int = 0) -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
+        self.target = target
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -50,6 +72,8 @@ def fetch_token(request: TokenRequest, context: ssl.SSLContext | None = None) ->
         return _token_file(Path(urllib.request.url2pathname(url.path)))
     if url.scheme not in ("http", "https"):
         raise ConfigError(f"sasl.oauthbearer.token.endpoint.url must be an http(s) or file URL, got {url.scheme!r}")
+    if context is not None and not (context.check_hostname and context.verify_mode == ssl.CERT_REQUIRED):
+        raise ConfigError("the token endpoint's TLS context must verify its certificate and host name")
     form = {"grant_type": "client_credentials", **request.extra_form}
     if request.scope:
         form["scope"] = request.scope
@@ -64,7 +88,7 @@ def fetch_token(request: TokenRequest, context: ssl.SSLContext | None = None) ->
     # first; each attempt itself is bounded by the connect/read timeouts.
     deadline = time.monotonic() + request.backoff_max_s
     delay = request.backoff_s
-    where = f"token endpoint {url.scheme}://{url.hostname or ''}{':' + str(url.port) if url.port else ''}{url.path}"
+    where = f"token endpoint {safe_url(request.url)}"
     attempts = 0
     while True:
         attempts += 1
@@ -92,22 +116,22 @@ def _post(request: TokenRequest, body: bytes, headers: Mapping[str, str], contex
     http = urllib.request.Request(request.url, data=body, headers=dict(headers), method="POST")
     # urllib takes one timeout for the connect and each read; the longer bound applies to both
     timeout = max(request.connect_timeout_s, request.read_timeout_s)
+    opener = urllib.request.build_opener(_NoRedirects(), urllib.request.HTTPSHandler(context=context))
     try:
-        with urllib.request.urlopen(http, timeout=timeout, context=context) as answer:
+        with opener.open(http, timeout=timeout) as answer:
             raw = answer.read(1 << 20)
     except urllib.error.HTTPError as exc:
+        if 300 <= exc.code < 400:
+            raise _redirect_error(request.url, exc, where) from None
         detail = _error_detail(exc)
         if exc.code not in _FINAL_STATUSES:
             raise _Retriable(f"HTTP {exc.code}{detail}") from None
         raise TokenEndpointError(f"{where} refused the request: HTTP {exc.code}{detail}") from None
-    except ssl.SSLError as exc:
-        raise TokenEndpointError(f"{where}: TLS failed ({exc.reason}); check ssl.truststore.* for the "
-                                 "endpoint's CA") from None
     except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
+        # a handshake failure comes wrapped in URLError; one on a later read comes bare
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
         if isinstance(reason, ssl.SSLError):
-            raise TokenEndpointError(f"{where}: TLS failed ({reason.reason}); check ssl.truststore.* for the "
-                                     "endpoint's CA") from None
+            raise _tls_error(reason, where) from None
         raise _Retriable(f"cannot reach it ({reason})") from None
     try:
         answer_json = json.loads(raw)
@@ -117,6 +141,41 @@ def _post(request: TokenRequest, body: bytes, headers: Mapping[str, str], contex
     if not isinstance(token, str) or not token:
         raise TokenEndpointError(f"{where} answered an empty access_token")
     return token
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req: urllib.request.Request, fp: IO[bytes], code: int, msg: str,
+                         headers: HTTPMessage, newurl: str) -> urllib.request.Request | None:
+        return None  # urllib then raises the 3xx answer as an HTTPError
+
+
+def _redirect_error(url: str, exc: urllib.error.HTTPError, where: str) -> TokenEndpointRedirectError:
+    location = exc.headers.get("Location") if exc.headers else None
+    target = safe_url(urllib.parse.urljoin(url, location)) if location else ""
+    to = f"redirecting to {target}" if target else "a redirect without a Location"
+    return TokenEndpointRedirectError(
+        f"{where} answered HTTP {exc.code}, {to}; redirects are not followed so that the client credentials go "
+        "to no other address: set sasl.oauthbearer.token.endpoint.url to the URL that issues the token",
+        safe_url(url), target, exc.code)
+
+
+def _tls_error(exc: ssl.SSLError, where: str) -> TokenEndpointTlsError:
+    detail = exc.verify_message if isinstance(exc, ssl.SSLCertVerificationError) else exc.reason
+    return TokenEndpointTlsError(
+        f"{where}: TLS failed ({detail}); the token endpoint is trusted through the ssl.truststore.* options "
+        "inside sasl.jaas.config, else the system's CAs (not the brokers' ssl.truststore.*), and its "
+        "certificate must name its host")
+
+
+def safe_url(url: str) -> str:
+    """`url` as scheme://host:port/path: no user info, query or fragment, which may hold credentials."""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = f"[{parts.hostname}]" if parts.hostname and ":" in parts.hostname else parts.hostname or ""
+    return f"{parts.scheme}://{host}{':' + str(port) if port else ''}{parts.path}"
 
 
 def _error_detail(exc: urllib.error.HTTPError) -> str:

@@ -88,7 +88,9 @@ class RefreshingToken:
                     self._refresh_at = now + _RETRY_SECONDS  # keep the valid one, try again soon
                     return self._token
                 # the same type, saying which login failed (one line, no secret: the sources never echo one)
-                raise type(exc)(f"{self._what}: {exc}") from None
+                failure = type(exc)(f"{self._what}: {exc}")
+                failure.__dict__.update(exc.__dict__)  # typed details (a redirect's target, ...) stay readable
+                raise failure from None
             self.fetches += 1
             if token.expired(now):
                 raise AuthenticationError(f"{self._what}: the new token has already expired (exp "

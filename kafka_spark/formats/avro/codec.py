@@ -28,7 +28,6 @@ from kafka_spark.formats.avro.types import (
     LOGICAL,
     Convert,
     avro_options,
-    avro_schema_for,
     base_type,
     day_time_interval,
     definition,
@@ -37,6 +36,7 @@ from kafka_spark.formats.avro.types import (
     reader_mapping,
     valid_decimal,
 )
+from kafka_spark.formats.avro.writer_schema import avro_schema_for
 from kafka_spark.formats.cache import WriterCache
 from kafka_spark.formats.model import PayloadDecoder, PayloadEncoder, RegisteredSchema, SchemaSource, find_writer
 
