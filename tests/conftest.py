@@ -1,4 +1,5 @@
-"""Shared fixtures: real servers from kafka_spark.local, started once per test session and always stopped."""
+"""Shared fixtures: real servers from kafka_spark.local and tests/harness, started once per test session and always
+stopped."""
 
 from __future__ import annotations
 
@@ -137,7 +138,7 @@ OAUTH_REAUTH_MS = 4000
 @pytest.fixture(scope="session")
 def oauth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """An OAuth 2 / OIDC server (mock-oauth2-server) whose `kafka` issuer signs client-credentials JWTs."""
-    from kafka_spark.local.oauth_server import start_oauth_server
+    from harness.oauth_server import start_oauth_server
 
     server = start_oauth_server(tmp_path_factory.mktemp("oauth"), token_expiry_s=OAUTH_TOKEN_SECONDS)
     yield server
@@ -147,8 +148,8 @@ def oauth_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
 @pytest.fixture(scope="session")
 def oauth_kafka(oauth_server, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """Kafka 4.x with OAUTHBEARER listeners: unsecured tokens, unsecured with short sessions, and JWTs checked
-    against `oauth_server`'s JWKS (short sessions too); see kafka_spark/local/oauth_kafka.py."""
-    from kafka_spark.local.oauth_kafka import start_oauth_kafka
+    against `oauth_server`'s JWKS (short sessions too); see tests/harness/oauth_kafka.py."""
+    from harness.oauth_kafka import start_oauth_kafka
 
     node = start_oauth_kafka(tmp_path_factory.mktemp("oauth-kafka"), oauth_server, reauth_ms=OAUTH_REAUTH_MS)
     yield node
@@ -167,7 +168,7 @@ def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
 
 @pytest.fixture(scope="session")
 def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
-    from kafka_spark.local import ZooKeeperServer
+    from harness.zookeeper import ZooKeeperServer
 
     zk = ZooKeeperServer(tmp_path_factory.mktemp("zookeeper")).start()
     yield zk
@@ -177,7 +178,7 @@ def zookeeper(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
 @pytest.fixture(scope="session")
 def kafka39(zookeeper, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """Kafka 3.9 in ZooKeeper mode (registered at the ZooKeeper root)."""
-    from kafka_spark.local import Kafka39Broker
+    from harness.kafka39 import Kafka39Broker
 
     broker = Kafka39Broker(zookeeper, tmp_path_factory.mktemp("kafka39")).start()
     yield broker
@@ -187,7 +188,7 @@ def kafka39(zookeeper, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
 @pytest.fixture(scope="session")
 def kafka39_legacy(zookeeper, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """Kafka 3.9 (ZooKeeper chroot /legacy) whose topics keep message format v1; v0 per topic."""
-    from kafka_spark.local import Kafka39Broker
+    from harness.kafka39 import Kafka39Broker
 
     broker = Kafka39Broker(zookeeper, tmp_path_factory.mktemp("kafka39-legacy"), legacy=True,
                            zk_root="/legacy").start()

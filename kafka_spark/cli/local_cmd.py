@@ -12,7 +12,8 @@ from kafka_spark.local.jars import ARTIFACT_SETS, ensure_jars
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("local", help="start, stop or inspect a local Kafka broker for demos; fetch the jars")
     p.add_argument("action", choices=["start", "stop", "status", "fetch"],
-                   help="fetch: download Kafka, ZooKeeper, Delta, Spark connector and s3a jars into the cache")
+                   help="fetch: download the broker's jars (Kafka 4) and Spark's (Delta, its Kafka connector, s3a) "
+                        "into the cache")
     p.add_argument("--secure", action="store_true",
                    help="also open SASL_PLAINTEXT, SASL_SSL, SSL and MTLS listeners (start)")
     p.add_argument("--json", action="store_true", help="print the broker record as JSON")

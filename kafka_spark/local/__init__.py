@@ -1,5 +1,5 @@
-"""Real local servers for demos, notebooks and tests: Kafka (KRaft and ZooKeeper mode), ZooKeeper, Spark, an OAuth 2
-server for OAUTHBEARER and an MIT Kerberos KDC.
+"""Real local servers for demos and notebooks: Kafka 4 in KRaft mode (`kafka-spark local start`) and a local
+SparkSession with Delta Lake, Spark's Kafka connector and s3a://.
 
 Everything binds to 127.0.0.1 on free ports with a fresh data directory, and is stopped by its owner.
 Names are loaded on first use: Spark's Python worker daemon imports `kafka_spark.local.python_daemon`, and
@@ -17,17 +17,7 @@ _EXPORTS = {
     "spark_jars": "kafka_spark.local.jars",
     "KafkaNode": "kafka_spark.local.kafka",
     "start_kafka": "kafka_spark.local.kafka",
-    "Kafka39Broker": "kafka_spark.local.kafka39",
-    "start_kafka39": "kafka_spark.local.kafka39",
-    "OAuthServer": "kafka_spark.local.oauth_server",
-    "start_oauth_server": "kafka_spark.local.oauth_server",
-    "start_oauth_kafka": "kafka_spark.local.oauth_kafka",
     "KafkaTools": "kafka_spark.local.tools",
-    "Kdc": "kafka_spark.local.kdc",
-    "start_kdc": "kafka_spark.local.kdc",
-    "start_kerberos_kafka": "kafka_spark.local.kerberos_kafka",
-    "ZooKeeperEnsemble": "kafka_spark.local.zookeeper",
-    "ZooKeeperServer": "kafka_spark.local.zookeeper",
 }
 
 __all__ = sorted(_EXPORTS)

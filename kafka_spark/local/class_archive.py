@@ -4,15 +4,16 @@ A Spark driver JVM loads and verifies ~10,000 classes from Spark's jars before t
 dynamic CDS archive (JDK 13+) holds them pre-parsed: the JVM maps it instead. Measured on a 2-core
 machine: a local session up in 3.3 s against 5.0, its first job 1.3 s against 2.3.
 
-The archive is built once (`python -m kafka_spark.local.class_archive`, run by `.ci/setup`) by a
-throwaway session started with `-XX:ArchiveClassesAtExit`, and kept in the cache under a name that
-changes with the Java binary, the PySpark version and Spark's jars. Local sessions pass
+The first driver that finds no archive (a job's or a local session's, started with `-XX:ArchiveClassesAtExit`)
+writes it as it exits, so that a job's first run pays nothing to build it; `python -m kafka_spark.local.archive_build`
+(run by the tests' set-up, `.ci/setup --tests`) builds it ahead with a throwaway session. It is kept in the cache
+under a name that changes with the Java binary, the PySpark version and Spark's jars. Local sessions pass
 `-XX:SharedArchiveFile` when it exists; a JVM that cannot use it (another build, another class path)
 runs as if it were not given, with its CDS messages off.
 
-Archives are 10-40 MB each. Partial archives that lost the race to be moved into place are deleted once
-settled, and archives no JVM started from for `UNUSED_DAYS` (another Java, other jars) when archives are
-built (`prune`): a JVM starting from one marks it used at most once a day.
+Archives are 20-180 MB each. Partial archives that lost the race to be moved into place, or whose JVM was killed
+while writing them, are deleted once settled, and archives no JVM started from for `UNUSED_DAYS` (another Java,
+other jars) when archives are built (`prune`): a JVM starting from one marks it used at most once a day.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
+import tempfile
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from kafka_spark.local.jars import cache_dir
@@ -35,6 +36,8 @@ from kafka_spark.local.jars import cache_dir
 _CHECK_AND_SILENCE = "-XX:+VerifySharedSpaces -Xlog:cds=off -Xlog:cds+dynamic=off"
 # The option that writes an archive; a JVM given it cannot start from one.
 DUMP_OPTION = "-XX:ArchiveClassesAtExit"
+# What a JVM logs (cds+dynamic, info) once it has written and closed the archive.
+_WRITTEN = "Written dynamic archive"
 
 
 def spark_java() -> Path | None:
@@ -62,58 +65,62 @@ def archive_path() -> Path | None:
 
 
 def java_options() -> str | None:
-    """Driver JVM options that use the archive, or None when it has not been built."""
+    """Driver JVM options that use the archive, or None when there is none yet."""
     path = archive_path()
-    if path is None or not path.is_file():
+    if path is None or not (path.is_file() or _adopt_written(path)):
         return None
     _tidy_once(path)
     return f"-XX:SharedArchiveFile={path} {_CHECK_AND_SILENCE}"
 
 
-def build_archive(timeout: float = 600) -> Path | None:
-    """Build the archive unless it exists; its path, or None when this JVM cannot make one."""
-    path = archive_path()
-    if path is None:
-        return None
-    if path.is_file():
-        return path
+def driver_options() -> str | None:
+    """Driver JVM options that use the archive; with none yet, options that make this driver write one as it exits
+    (the first job's or session's), which the next driver takes once its log says it is whole."""
+    used = java_options()
+    path, java = archive_path(), spark_java()
+    if used is not None or path is None or java is None or not writes_archives(java):
+        return used
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-    try:
-        subprocess.run([sys.executable, "-m", "kafka_spark.local.class_archive", "--dump", str(partial)],
-                       capture_output=True, timeout=timeout, check=True)
-        if not partial.is_file():
-            return None
-        os.replace(partial, path)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    finally:
-        partial.unlink(missing_ok=True)
-    return path
+    for dead in _settled_partials(path, _SETTLED_SECONDS):  # not written whole: its JVM was killed
+        _discard(dead)
+    partial = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.partial")
+    return f"{DUMP_OPTION}={partial} -Xlog:cds*=off -Xlog:cds+dynamic=info:file={_log_of(partial)}"
 
 
-def _dump(target: str) -> None:
-    """Run a small session whose JVM writes the classes it loaded to `target` as it exits."""
-    from kafka_spark.local.spark import JAVA_OPTIONS, local_spark
+def writes_archives(java: Path) -> bool:
+    """Whether this `java` (its real path) can write an archive: a JVM without the JDK's base archive refuses to start
+    with the option that writes one."""
+    return (java.parent.parent / "lib" / "server" / "classes.jsa").is_file()
 
-    spark = local_spark("kafka-spark-class-archive",
-                        extra={JAVA_OPTIONS: f"{DUMP_OPTION}={target} {_CHECK_AND_SILENCE}"})
-    try:
-        df = spark.range(1000).selectExpr("id", "CAST(id AS STRING) AS value")
-        folder = Path(target).with_suffix(".parquet")
-        df.write.mode("overwrite").parquet(str(folder))
-        spark.read.parquet(str(folder)).groupBy("value").count().collect()
-        shutil.rmtree(folder, ignore_errors=True)
-    finally:
-        spark.stop()
+
+def _log_of(partial: Path) -> Path:
+    return partial.with_name(partial.name + ".log")
+
+
+def _discard(partial: Path) -> None:
+    partial.unlink(missing_ok=True)
+    _log_of(partial).unlink(missing_ok=True)
+
+
+def _adopt_written(path: Path) -> bool:
+    """Move into place a partial archive that a driver wrote as it exited. The JVM logs this line once the file is
+    written and closed; a driver killed while writing never does, and a damaged archive can crash the JVM that maps
+    it, so no other partial is taken."""
+    for partial in sorted(path.parent.glob(f"{path.name}.*.partial")):
+        with contextlib.suppress(OSError):
+            if _WRITTEN in _log_of(partial).read_text(errors="replace"):
+                os.replace(partial, path)
+                _log_of(partial).unlink(missing_ok=True)
+                return True
+    return False
 
 
 # ---- the other JVMs: Kafka and ZooKeeper servers, Kafka's tools -----------------------------------------
-# Each main class on its class path gets an archive of its own. A short-lived JVM (a tool) that finds none
-# writes one as it exits, into a partial file; the next start of that main class checks the partial with a
-# throwaway JVM (0.1 s: a truncated archive crashes even a checking JVM) and moves it into place. Servers use
-# an archive when there is one; `build_server_archives` (run by .ci/setup) makes theirs. Measured on a
-# 2-core machine: a Kafka tool 0.75 -> 0.4 CPU seconds, a broker start 4.6 -> 3.3.
+# Each main class on its class path gets an archive of its own. A JVM that finds none writes one as it exits
+# (a tool at once, a server when it is stopped), into a partial file; the next start of that main class checks
+# the partial with a throwaway JVM (0.1 s: a truncated archive crashes even a checking JVM) and moves it into
+# place. `write_server_archives` (run by the tests' set-up) makes the servers' ahead of the suite's many starts.
+# Measured on a 2-core machine: a Kafka tool 0.75 -> 0.4 CPU seconds, a broker start 4.6 -> 3.3.
 
 _SETTLED_SECONDS = 30.0  # a JVM writes its archive in ~2 s as it exits; an older partial is complete or dead
 UNUSED_DAYS = 30
@@ -183,7 +190,7 @@ def _tidy(path: Path, settled: float = _SETTLED_SECONDS) -> None:
     """With `path` in place: delete its settled partials (JVMs that started while there was none each wrote
     one), and mark it used today."""
     for partial in _settled_partials(path, settled):
-        partial.unlink(missing_ok=True)
+        _discard(partial)
     with contextlib.suppress(OSError):
         if time.time() - path.stat().st_mtime > _DAY:
             os.utime(path)
@@ -202,73 +209,32 @@ def prune(days: float = UNUSED_DAYS) -> list[Path]:
     return gone
 
 
-_writing_servers = False  # True while build_server_archives runs
-
-
-def sharing_options(classpath: str, main: str, write: bool) -> list[str]:
-    """JVM options that start `main` from its archive; with `write` and no archive yet, options that write
-    one as the JVM exits. Empty when there is no Java to key the archive on."""
+def sharing_options(classpath: str, main: str) -> list[str]:
+    """JVM options that start `main` from its archive; with no archive yet, options that write one as the JVM
+    exits. Empty when there is no Java to key the archive on."""
     path = jvm_archive_path(classpath, main)
     if path is None:
         return []
     if path.is_file() or _adopt(path, classpath):
         _tidy_once(path)
         return [f"-XX:SharedArchiveFile={path}", *_CHECK_AND_SILENCE.split()]
-    if not (write or _writing_servers):
+    java = _java()
+    if java is None or not writes_archives(Path(java)):
         return []
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.partial")
     return [f"{DUMP_OPTION}={partial}", "-Xlog:cds*=off"]
 
 
-SERVER_MAINS = (("kafka4", "kafka.Kafka"), ("kafka39", "kafka.Kafka"),
-                ("kafka39", "org.apache.zookeeper.server.quorum.QuorumPeerMain"))
-
-
-def build_server_archives() -> list[Path]:
-    """Start and stop a Kafka 4 broker, a ZooKeeper and a Kafka 3.9 broker so that each writes its archive
-    (skipped where one exists); the archives in place afterwards."""
-    import tempfile
-
-    from kafka_spark.local import Kafka39Broker, ZooKeeperServer, start_kafka
-    from kafka_spark.local.jars import classpath
-
-    global _writing_servers
-    wanted = [(classpath(name), main) for name, main in SERVER_MAINS]
-    paths = [jvm_archive_path(cp, main) for cp, main in wanted]
+def write_server_archives(mains: Sequence[tuple[str, str]], run: Callable[[Path], object]) -> list[Path]:
+    """Archives of the server JVMs `mains` ((class path, main class) pairs), written by the servers that `run`
+    starts and stops in a scratch folder, unless each has one already; the archives in place afterwards."""
+    paths = [jvm_archive_path(cp, main) for cp, main in mains]
     if all(p is None or p.is_file() for p in paths):
         return [p for p in paths if p is not None]
-    def zookeeper_mode(tmp: str) -> None:
-        zk = ZooKeeperServer(Path(tmp, "zookeeper")).start()
-        Kafka39Broker(zk, Path(tmp, "kafka39")).start().stop()
-        zk.stop()
-
-    with tempfile.TemporaryDirectory(prefix="kafka-spark-archives-") as tmp, ThreadPoolExecutor(2) as pool:
-        _writing_servers = True
-        try:
-            # side by side: the two start-ups take one's time on two cores
-            started = [pool.submit(lambda: start_kafka(Path(tmp, "kafka4"), secure=False).stop()),
-                       pool.submit(zookeeper_mode, tmp)]
-            for future in started:
-                future.result()
-        finally:
-            _writing_servers = False
-    for path, (cp, _) in zip(paths, wanted, strict=True):
+    with tempfile.TemporaryDirectory(prefix="kafka-spark-archives-") as tmp:
+        run(Path(tmp))
+    for path, (cp, _) in zip(paths, mains, strict=True):
         if path is not None and not path.is_file():
             _adopt(path, cp, settled=0.0)
     return [p for p in paths if p is not None and p.is_file()]
-
-
-if __name__ == "__main__":
-    if sys.argv[1:2] == ["--dump"]:
-        _dump(sys.argv[2])
-    else:
-        for old in prune():
-            print(f"class archive: deleted {old.name} (unused for {UNUSED_DAYS} days)")
-        built = build_archive()
-        print(f"class archive: {built}" if built else "class archive: not built (this JVM cannot make one)")
-        # through the package's module: run as __main__, this file is a second copy of it
-        from kafka_spark.local import class_archive
-
-        for server in class_archive.build_server_archives():
-            print(f"class archive: {server}")

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Sequence
 from importlib import metadata, resources, util
 from pathlib import Path
 
@@ -19,12 +20,9 @@ from kafka_spark.errors import KafkaSparkError
 # name -> (pom file in kafka_spark/local/poms, extra mvn arguments)
 ARTIFACT_SETS: dict[str, tuple[str, tuple[str, ...]]] = {
     "kafka4": ("kafka4.xml", ()),
-    "kafka39": ("kafka39.xml", ()),
     # Spark ships its own slf4j; a second copy on the class path only produces warnings.
     "spark": ("spark.xml", ("-DexcludeGroupIds=org.slf4j",)),
     "s3a": ("s3a.xml", ("-DexcludeGroupIds=org.slf4j",)),
-    # an OAuth 2 / OIDC server for the OAUTHBEARER tests (local/oauth_server.py)
-    "oauth": ("oauth.xml", ()),
 }
 
 # The sets on every local Spark session's class path; s3a costs nothing until an s3a:// path is used.
@@ -139,11 +137,6 @@ def pom_text(name: str) -> str:
     return text
 
 
-def _stamp(name: str) -> str:
-    # The stamp ties the cached jars to the exact pom, so a version bump refetches.
-    return hashlib.sha256(pom_text(name).encode()).hexdigest()[:16]
-
-
 def jar_dir(name: str) -> Path:
     """Directory holding the jars of one artifact set (may not exist yet); the Spark sets have one per
     version, so environments with different PySpark versions share the cache."""
@@ -159,9 +152,15 @@ def ensure_jars(name: str) -> Path:
     """Fetch the artifact set `name` unless the cache already holds it; return its jar directory."""
     if name not in ARTIFACT_SETS:
         raise KafkaSparkError(f"unknown artifact set {name!r}; known: {sorted(ARTIFACT_SETS)}")
-    target = jar_dir(name)
+    return fetch_pom(jar_dir(name), pom_text(name), ARTIFACT_SETS[name][1])
+
+
+def fetch_pom(target: Path, pom_xml: str, mvn_args: Sequence[str] = ()) -> Path:
+    """Copy the runtime dependencies of the Maven project `pom_xml` into the folder `target`, unless a fetch of
+    the same pom put them there; return `target`."""
     stamp_file = target / ".complete"
-    stamp = _stamp(name)
+    # The stamp ties the cached jars to the exact pom, so a version bump refetches.
+    stamp = hashlib.sha256(pom_xml.encode()).hexdigest()[:16]
     if stamp_file.exists() and stamp_file.read_text() == stamp:
         return target
     if shutil.which("mvn") is None:
@@ -169,17 +168,17 @@ def ensure_jars(name: str) -> Path:
     work = cache_dir() / "poms"
     work.mkdir(parents=True, exist_ok=True)
     pom = work / f"{target.name}.xml"
-    pom.write_text(pom_text(name))
+    pom.write_text(pom_xml)
     staging = target.with_name(target.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     cmd = [
         "mvn", "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
-        "-DincludeScope=runtime", f"-DoutputDirectory={staging}", *ARTIFACT_SETS[name][1],
+        "-DincludeScope=runtime", f"-DoutputDirectory={staging}", *mvn_args,
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
-        raise JarFetchError(f"mvn failed to fetch {name} (exit {proc.returncode}):\n{tail}")
+        raise JarFetchError(f"mvn failed to fetch {target.name} (exit {proc.returncode}):\n{tail}")
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     stamp_file.write_text(stamp)

@@ -167,7 +167,7 @@ def java_argv(classpath: str, main: str, args: Sequence[str], heap: str = "512m"
     tuning = [*QUICK_JIT, "-XX:+UseSerialGC"] if short_lived else [
         *(QUICK_JIT if quick_start() else ()), "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
         "-XX:+ExplicitGCInvokesConcurrent"]
-    # pre-parsed classes (class_archive.py); a tool that finds no archive writes one as it exits
-    sharing = sharing_options(classpath, main, write=short_lived)
+    # pre-parsed classes (class_archive.py); a JVM that finds no archive writes one as it exits
+    sharing = sharing_options(classpath, main)
     return ["java", f"-Xmx{heap}", *tuning, *sharing, "-Djava.awt.headless=true", *props, "-cp", classpath, main,
             *args]

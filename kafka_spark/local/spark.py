@@ -6,7 +6,7 @@ import os
 import tempfile
 from collections.abc import Mapping
 
-from kafka_spark.local.class_archive import DUMP_OPTION, java_options
+from kafka_spark.local.class_archive import DUMP_OPTION, driver_options
 from kafka_spark.local.jars import spark_jars
 from kafka_spark.local.process import QUICK_JIT, quick_start
 from kafka_spark.local.worker_python import worker_daemon, worker_python
@@ -48,8 +48,8 @@ def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str
     # A quick start's Spark JVMs also collect on one thread: G1's concurrent threads cost CPU a short life never
     # pays back (5% of a two-job test's CPU, broker and Python included).
     quick = " ".join([*QUICK_JIT, "-XX:+UseSerialGC"]) if quick_start() else ""
-    # the driver JVM maps Spark's classes pre-parsed (class_archive.py)
-    driver = " ".join(filter(None, [java_options(), quick]))
+    # the driver JVM maps Spark's classes pre-parsed (class_archive.py), or writes them as it exits
+    driver = " ".join(filter(None, [driver_options(), quick]))
     if driver:
         conf[JAVA_OPTIONS] = driver
     if quick:
@@ -61,11 +61,14 @@ def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str
 
 def merged_configs(conf: Mapping[str, str], extra: Mapping[str, str]) -> dict[str, str]:
     """`conf` with `extra` over it; driver JVM options given in both are joined, the extra ones last (so
-    they win), unless they make a class archive themselves (which cannot start from one)."""
+    they win), unless they make a class archive themselves (which cannot start from one). Ours that would write
+    an archive go when theirs turn sharing off: such a JVM refuses to start."""
     out = {**conf, **extra}
     ours, theirs = conf.get(JAVA_OPTIONS), extra.get(JAVA_OPTIONS)
     if ours and theirs and DUMP_OPTION not in theirs:
-        out[JAVA_OPTIONS] = f"{ours} {theirs}"
+        if DUMP_OPTION in ours and "-Xshare:off" in theirs.split():
+            ours = " ".join(o for o in ours.split() if not o.startswith((DUMP_OPTION, "-Xlog:cds")))
+        out[JAVA_OPTIONS] = f"{ours} {theirs}".strip()
     return out
 
 

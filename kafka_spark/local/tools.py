@@ -11,10 +11,11 @@ from kafka_spark.local.config import template, write_properties
 from kafka_spark.local.jars import cache_dir, classpath
 from kafka_spark.local.process import java_argv
 
-# Tool name -> main class; only the classes that moved between releases differ per artifact set.
-_COMMON = {
+# Tool name -> main class in Kafka 4.
+MAIN_CLASSES: dict[str, str] = {
     "topics": "org.apache.kafka.tools.TopicCommand",
     "console-consumer": "org.apache.kafka.tools.consumer.ConsoleConsumer",
+    "console-producer": "org.apache.kafka.tools.ConsoleProducer",
     "producer-perf": "org.apache.kafka.tools.ProducerPerformance",
     "consumer-perf": "org.apache.kafka.tools.ConsumerPerformance",
     "consumer-groups": "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand",
@@ -23,10 +24,6 @@ _COMMON = {
     "dump-log": "kafka.tools.DumpLogSegments",
     "configs": "kafka.admin.ConfigCommand",
     "storage": "kafka.tools.StorageTool",
-}
-MAIN_CLASSES: dict[str, dict[str, str]] = {
-    "kafka4": {**_COMMON, "console-producer": "org.apache.kafka.tools.ConsoleProducer"},
-    "kafka39": {**_COMMON, "console-producer": "kafka.tools.ConsoleProducer"},
 }
 # Tools whose broker address flag is --bootstrap-server; the others take it another way or not at all.
 _BOOTSTRAP_FLAG = {"topics", "console-consumer", "console-producer", "consumer-perf", "consumer-groups",
@@ -37,18 +34,6 @@ class ToolError(KafkaSparkError):
     """A Kafka Java tool exited with an error."""
 
 
-def zookeeper_shell(connect: str, *commands: str, timeout: float = 120.0) -> str:
-    """Run ZooKeeper's own shell (`ZooKeeperMain`) on `connect` with `commands`, one session; its stdout."""
-    argv = java_argv(classpath("kafka39"), "org.apache.zookeeper.ZooKeeperMain", ["-server", connect], heap="256m",
-                     props=[f"-Dlog4j.configuration=file:{template('log4j-tools.properties', cache_dir() / 'conf')}"],
-                     short_lived=True)
-    script = "".join(c + "\n" for c in (*commands, "quit"))
-    proc = subprocess.run(argv, input=script, capture_output=True, text=True, timeout=timeout, check=False)
-    if proc.returncode != 0:
-        raise ToolError(f"ZooKeeperMain {connect} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
-    return proc.stdout
-
-
 class KafkaTools:
     """Runs Kafka's Java tools against one broker address."""
 
@@ -56,20 +41,25 @@ class KafkaTools:
         self.artifact_set = artifact_set
         self.bootstrap = bootstrap
 
-    def _log_props(self) -> list[str]:
-        conf_dir = cache_dir() / "conf"
-        if self.artifact_set == "kafka4":
-            return [f"-Dlog4j2.configurationFile={template('log4j2-tools.properties', conf_dir)}"]
-        return [f"-Dlog4j.configuration=file:{template('log4j-tools.properties', conf_dir)}"]
+    def classpath(self) -> str:
+        """The class path the tools run from: the jars of `artifact_set`."""
+        return classpath(self.artifact_set)
+
+    def main_class(self, tool: str) -> str:
+        return MAIN_CLASSES[tool]
+
+    def log_props(self) -> list[str]:
+        """JVM options of the tools' logging: warnings only, to stderr."""
+        return [f"-Dlog4j2.configurationFile={template('log4j2-tools.properties', cache_dir() / 'conf')}"]
 
     def run(self, tool: str, *args: str, input: str | bytes | None = None, check: bool = True,
             timeout: float = 300.0, bootstrap: bool = True) -> subprocess.CompletedProcess[str]:
         """Run `tool` (a key of MAIN_CLASSES) with `args`; `--bootstrap-server` is added where the tool takes it."""
-        main = MAIN_CLASSES[self.artifact_set][tool]
+        main = self.main_class(tool)
         full = list(args)
         if bootstrap and tool in _BOOTSTRAP_FLAG and "--bootstrap-server" not in full:
             full = ["--bootstrap-server", self.bootstrap, *full]
-        argv = java_argv(classpath(self.artifact_set), main, full, heap="512m", props=self._log_props(),
+        argv = java_argv(self.classpath(), main, full, heap="512m", props=self.log_props(),
                          short_lived=tool not in {"producer-perf", "consumer-perf"})
         text_input = input.decode() if isinstance(input, bytes) else input
         proc = subprocess.run(argv, input=text_input, capture_output=True, text=True, timeout=timeout, check=False)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from harness.oauth_kafka import OIDC, UNSECURED
+from harness.oauth_server import SCOPE, OAuthServer
 from kafka_spark.local.kafka import KafkaNode
-from kafka_spark.local.oauth_kafka import OIDC, UNSECURED
-from kafka_spark.local.oauth_server import SCOPE, OAuthServer
 
 MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required"
 OIDC_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"

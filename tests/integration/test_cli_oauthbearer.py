@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 from harness.oauth import CLIENT_SECRET, oidc, unsecured
+from harness.oauth_kafka import OIDC
 
 from kafka_spark.cli.main import main
 from kafka_spark.client import Producer
-from kafka_spark.local.oauth_kafka import OIDC
 
 
 def _properties_file(path, props: dict[str, str]):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_spark.local.class_archive import build_archive
+from kafka_spark.local.archive_build import build_archive
 
 SESSION = """
 import sys

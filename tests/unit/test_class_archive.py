@@ -10,7 +10,7 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from kafka_spark.local import class_archive
+from kafka_spark.local import archive_build, class_archive
 from kafka_spark.local.spark import JAVA_OPTIONS, merged_configs, submit_args
 
 
@@ -44,7 +44,7 @@ def test_no_java_no_archive(cache: Path, tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "nowhere"))
     assert class_archive.archive_path() is None
     assert class_archive.java_options() is None
-    assert class_archive.build_archive() is None
+    assert archive_build.build_archive() is None
 
 
 def test_options_only_once_the_archive_exists(cache: Path) -> None:
@@ -59,6 +59,45 @@ def test_options_only_once_the_archive_exists(cache: Path) -> None:
     assert options.split()[:2] == [f"-XX:SharedArchiveFile={path}", "-XX:+VerifySharedSpaces"]
 
 
+@pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"), reason="no java")
+def test_the_first_driver_writes_the_archive_and_the_next_takes_it_once_written_whole(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(class_archive, "_tidied", set())
+    path = class_archive.archive_path()
+    java = class_archive.spark_java()
+    assert path is not None and java is not None
+    if not class_archive.writes_archives(java):
+        pytest.skip("this JDK has no base archive")
+    options = class_archive.driver_options()
+    assert options is not None and class_archive.java_options() is None
+    dump, log = options.split()[0], options.split()[-1]
+    partial = Path(dump.split("=", 1)[1])
+    assert dump.startswith(f"{class_archive.DUMP_OPTION}=") and partial.name.startswith(path.name)
+    assert log == f"-Xlog:cds+dynamic=info:file={partial}.log"
+    # the driver exits: its archive, then the line the JVM logs once it is written and closed
+    partial.write_bytes(b"archive")
+    assert class_archive.java_options() is None  # no such line yet: it may still be writing, or was killed
+    Path(f"{partial}.log").write_text("[34.5s][info][cds,dynamic] Written dynamic archive 0x0800 - 0x0900\n")
+    used = class_archive.driver_options()
+    assert used is not None and used.startswith(f"-XX:SharedArchiveFile={path} ")
+    assert path.read_bytes() == b"archive" and not partial.exists() and not Path(f"{partial}.log").exists()
+
+
+@pytest.mark.skipif(shutil.which("java") is None and not os.environ.get("JAVA_HOME"), reason="no java")
+def test_a_partial_archive_never_written_whole_goes_once_settled(cache: Path) -> None:
+    path = class_archive.archive_path()
+    assert path is not None
+    path.parent.mkdir(parents=True)
+    killed = path.with_name(f"{path.name}.1-00000001.partial")
+    killed.write_bytes(b"half an archive")
+    Path(f"{killed}.log").write_text("")
+    old = time.time() - 120
+    os.utime(killed, (old, old))
+    options = class_archive.driver_options()
+    assert options is not None and options.startswith(class_archive.DUMP_OPTION)
+    assert not killed.exists() and not Path(f"{killed}.log").exists()
+
+
 def test_callers_jvm_options_are_added_after_ours() -> None:
     conf = {JAVA_OPTIONS: "-XX:SharedArchiveFile=a.jsa", "spark.master": "local[2]"}
     merged = merged_configs(conf, {JAVA_OPTIONS: "-Dderby.system.home=/x -Xshare:off", "spark.master": "local[1]"})
@@ -68,6 +107,10 @@ def test_callers_jvm_options_are_added_after_ours() -> None:
     assert merged_configs(conf, dumping)[JAVA_OPTIONS] == "-XX:ArchiveClassesAtExit=b.jsa"
     assert merged_configs({}, dumping) == dumping
     assert merged_configs(conf, {}) == conf
+    # a JVM told both to write an archive and to share none refuses to start: theirs win
+    writing = {JAVA_OPTIONS: "-XX:ArchiveClassesAtExit=c.jsa -Xlog:cds*=off -Xlog:cds+dynamic=info:file=c.log "
+                             "-XX:TieredStopAtLevel=1"}
+    assert merged_configs(writing, {JAVA_OPTIONS: "-Xshare:off"})[JAVA_OPTIONS] == "-XX:TieredStopAtLevel=1 -Xshare:off"
 
 
 def test_spark_submit_gets_one_driver_java_options(cache: Path) -> None:
@@ -110,19 +153,26 @@ def test_a_jvm_archive_is_keyed_on_the_main_class_and_every_jar(cache: Path, tmp
     assert class_archive.jvm_archive_path(f"{tmp_path / 'classes'}{os.pathsep}{cp}", "org.example.Tool") is None
 
 
-def test_tools_write_an_archive_servers_only_use_one(cache: Path, tmp_path: Path) -> None:
+def test_a_jvm_without_an_archive_writes_one_and_the_next_uses_it(cache: Path, tmp_path: Path) -> None:
     cp = jar_folder(tmp_path / "a", ("x.jar", b"1"))
-    assert class_archive.sharing_options(cp, "org.example.Server", write=False) == []
-    (dump,) = [o for o in class_archive.sharing_options(cp, "org.example.Tool", write=True)
+    (dump,) = [o for o in class_archive.sharing_options(cp, "org.example.Server")
                if o.startswith(class_archive.DUMP_OPTION)]
     partial = Path(dump.split("=", 1)[1])
     assert partial.parent == cache / "jvm" and partial.name.endswith(".partial") and not partial.exists()
     path = class_archive.jvm_archive_path(cp, "org.example.Server")
     assert path is not None
-    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"archive")
-    options = class_archive.sharing_options(cp, "org.example.Server", write=False)
+    options = class_archive.sharing_options(cp, "org.example.Server")
     assert options[0] == f"-XX:SharedArchiveFile={path}" and "-XX:+VerifySharedSpaces" in options
+
+
+def test_a_java_without_the_jdks_base_archive_writes_none(tmp_path: Path) -> None:
+    # such a JVM refuses to start with the option that writes one
+    java = tmp_path / "jdk" / "bin" / "java"
+    assert not class_archive.writes_archives(java)
+    (tmp_path / "jdk" / "lib" / "server").mkdir(parents=True)
+    (tmp_path / "jdk" / "lib" / "server" / "classes.jsa").write_bytes(b"")
+    assert class_archive.writes_archives(java)
 
 
 def test_leftover_partials_go_once_the_archive_is_in_place_and_unused_archives_are_pruned(
@@ -142,7 +192,7 @@ def test_leftover_partials_go_once_the_archive_is_in_place_and_unused_archives_a
         partial.write_bytes(b"partial")
     for partial in settled:
         os.utime(partial, (old, old))
-    options = class_archive.sharing_options(cp, "org.example.Tool", write=True)
+    options = class_archive.sharing_options(cp, "org.example.Tool")
     assert options[0] == f"-XX:SharedArchiveFile={path}"
     assert not any(p.exists() for p in settled) and writing.exists()
     assert time.time() - path.stat().st_mtime < 60  # marked used today

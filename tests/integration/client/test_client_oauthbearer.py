@@ -9,14 +9,14 @@ import time
 
 import pytest
 from harness.oauth import CLIENT_ID, CLIENT_SECRET, MODULE, oidc, unsecured
+from harness.oauth_kafka import OIDC, REAUTH, reauthentications
+from harness.oauth_server import AUDIENCE, OTHER_AUDIENCE_SCOPE
 
 from kafka_spark.client import KafkaClient
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.oauthbearer import jwt_claims
 from kafka_spark.client.sasl_login import token_source
 from kafka_spark.errors import AuthenticationError
-from kafka_spark.local.oauth_kafka import OIDC, REAUTH, reauthentications
-from kafka_spark.local.oauth_server import AUDIENCE, OTHER_AUDIENCE_SCOPE
 
 VALUES = [f"record-{i}".encode() for i in range(5)]
 RETRIEVERS = "org.apache.kafka.common.security.oauthbearer"

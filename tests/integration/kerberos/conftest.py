@@ -29,7 +29,7 @@ os.environ["KRB5_CONFIG"] = str(KRB5_DIR / "krb5.conf")
 @pytest.fixture(scope="session")
 def kdc() -> Iterator:
     """An MIT KDC on 127.0.0.1 whose krb5.conf is this process's KRB5_CONFIG."""
-    from kafka_spark.local.kdc import Kdc
+    from harness.kdc import Kdc
 
     shutil.rmtree(KRB5_DIR, ignore_errors=True)
     server = Kdc(KRB5_DIR).start()
@@ -43,7 +43,7 @@ def kdc() -> Iterator:
 def kerberos_kafka(kdc, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """Kafka 4.1 with PLAINTEXT and GSSAPI listeners (broker principal kafka/localhost): SASL_PLAINTEXT_KRB, whose
     sessions last 10 minutes (KIP-368: clients re-authenticate before that), and SASL_SSL_KRB."""
-    from kafka_spark.local.kerberos_kafka import KERBEROS_LISTENER, KERBEROS_TLS_LISTENER, start_kerberos_kafka
+    from harness.kerberos_kafka import KERBEROS_LISTENER, KERBEROS_TLS_LISTENER, start_kerberos_kafka
 
     reauth = f"listener.name.{KERBEROS_LISTENER.lower()}.gssapi.connections.max.reauth.ms"
     node = start_kerberos_kafka(kdc, tmp_path_factory.mktemp("kerberos-kafka"), extra={reauth: 600_000},

@@ -15,14 +15,14 @@ class ClientLogin:
     keytab: Path
 
     def jaas(self) -> str:
-        from kafka_spark.local.kerberos_kafka import krb5_login
+        from harness.kerberos_kafka import krb5_login
 
         return krb5_login(self.keytab, self.principal)
 
 
 def gssapi_config(node, login: ClientLogin | None = None, **extra: str) -> dict[str, str]:
     """Client properties for the GSSAPI listener, as a Java client's (keytab login unless `extra` replaces it)."""
-    from kafka_spark.local.kerberos_kafka import KERBEROS_LISTENER, SERVICE_NAME
+    from harness.kerberos_kafka import KERBEROS_LISTENER, SERVICE_NAME
 
     conf = {"bootstrap.servers": node.address(KERBEROS_LISTENER), "security.protocol": "SASL_PLAINTEXT",
             "sasl.mechanism": "GSSAPI", "sasl.kerberos.service.name": SERVICE_NAME}

@@ -9,12 +9,12 @@ import subprocess
 import time
 
 import pytest
+from harness.kdc import kerberos_tool
+from harness.kerberos_kafka import KERBEROS_LISTENER, KERBEROS_TLS_LISTENER
 from krb_logins import gssapi_config
 
 from kafka_spark.client import Cluster, KafkaClient
 from kafka_spark.errors import AuthenticationError, ConfigError
-from kafka_spark.local.kdc import kerberos_tool
-from kafka_spark.local.kerberos_kafka import KERBEROS_LISTENER, KERBEROS_TLS_LISTENER
 
 VALUES = [f"kerberos-{i}".encode() for i in range(5)]
 
@@ -136,7 +136,7 @@ def test_a_wrong_service_name_fails_at_once_and_names_the_option(kerberos_kafka,
 
 
 def test_a_missing_keytab_is_a_configuration_error(kerberos_kafka, alice, tmp_path):
-    from kafka_spark.local.kerberos_kafka import krb5_login
+    from harness.kerberos_kafka import krb5_login
 
     missing = tmp_path / "alice.keytab"
     with pytest.raises(ConfigError, match=rf"sasl\.jaas\.config: keyTab {missing} does not exist"):

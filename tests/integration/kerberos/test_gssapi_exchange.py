@@ -9,12 +9,12 @@ import time
 
 import gssapi
 import pytest
+from harness.kdc import kerberos_tool
+from harness.kerberos_kafka import krb5_login
 
 from kafka_spark.client import ClientConfig
 from kafka_spark.client.gssapi import gssapi_mechanism
 from kafka_spark.errors import AuthenticationError, ConfigError
-from kafka_spark.local.kdc import kerberos_tool
-from kafka_spark.local.kerberos_kafka import krb5_login
 
 SERVICE = "exchange"
 

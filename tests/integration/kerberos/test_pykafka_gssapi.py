@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 from chispa import assert_df_equality
+from harness.kerberos_kafka import KERBEROS_LISTENER, SERVICE_NAME, krb5_login
 
 from kafka_spark.client import KafkaClient
-from kafka_spark.local.kerberos_kafka import KERBEROS_LISTENER, SERVICE_NAME, krb5_login
 
 TOPIC = "pykafka-gssapi"
 RECORDS = 60

@@ -13,6 +13,7 @@ must pass the same checks the tests apply before it is stored.
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -134,7 +135,11 @@ def capture_sasl(address: str, rec: Recorder) -> None:
 
 
 def main() -> None:
-    from kafka_spark.local import start_kafka, start_kafka39
+    # run as a script: tests/ onto the path for the harness's Kafka 3.9
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from harness.kafka39 import start_kafka39
+
+    from kafka_spark.local import start_kafka
 
     # capture next to the old vectors and swap at the end, so a failed run leaves them intact
     staging = GOLDEN.with_name("golden.new")

@@ -9,8 +9,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.fetch import classpath
+
 from kafka_spark.client import KafkaClient, TopicPartition
-from kafka_spark.local.jars import classpath
 from kafka_spark.local.process import java_argv
 
 SOURCE = Path(__file__).with_name("ProduceRecords.java")

@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from harness.kafka39 import Kafka39Broker
 from java_producer import TopicSpec
 from segment_oracle import (
     Case,
@@ -24,7 +25,6 @@ from segment_oracle import (
     write_and_snapshot,
 )
 
-from kafka_spark.local.kafka39 import Kafka39Broker
 from kafka_spark.records import decode_to_arrow, iter_records, scan_batches
 from kafka_spark.records.lz4frame import with_header_checksum
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from dump_compare import OPTION_SETS, assert_same_dump, copy_partitions, dump_files
+from harness.kafka39 import Kafka39Broker
 from java_producer import TopicSpec, produce
 
 from kafka_spark.client import KafkaClient, TopicPartition
-from kafka_spark.local.kafka39 import Kafka39Broker
 from kafka_spark.segments import PartitionLog
 
 FORMATS = {0: "0.9.0", 1: "0.10.2"}

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 from harness.cluster import KafkaCluster
+from harness.kafka39 import Kafka39Broker
 from java_producer import TopicSpec, produce
 from log_source_compare import assert_same_rows, load, rows
 
 from kafka_spark.client import KafkaClient, TopicPartition
-from kafka_spark.local.kafka39 import Kafka39Broker
 from kafka_spark.segments import PartitionLog, list_partitions
-from kafka_spark.spark.log_options import parse_log_options
-from kafka_spark.spark.log_planner import plan_log_batch
+from kafka_spark.spark.log.options import parse_log_options
+from kafka_spark.spark.log.planner import plan_log_batch
 
 
 def _wait_checkpointed(log_dirs: list[Path], bootstrap: str, topic: str, partitions: int, copies: int) -> None:

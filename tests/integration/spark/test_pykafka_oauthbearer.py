@@ -11,10 +11,10 @@ import time
 import pytest
 from chispa import assert_df_equality
 from harness.oauth import CLIENT_SECRET, oidc, spark_options, unsecured
+from harness.oauth_kafka import OIDC, reauthentications
 
 from kafka_spark.client import KafkaClient, Producer
 from kafka_spark.delta import LoadOptions, load
-from kafka_spark.local.oauth_kafka import OIDC, reauthentications
 
 RECORDS = 300
 

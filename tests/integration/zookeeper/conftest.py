@@ -17,7 +17,7 @@ if _HERE not in sys.path:
 @pytest.fixture(scope="session")
 def ensemble(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """Three ZooKeeper servers forming one ensemble."""
-    from kafka_spark.local import ZooKeeperEnsemble
+    from harness.zookeeper import ZooKeeperEnsemble
 
     zk = ZooKeeperEnsemble(3, tmp_path_factory.mktemp("zk-ensemble")).start()
     yield zk
@@ -27,7 +27,7 @@ def ensemble(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
 @pytest.fixture(scope="session")
 def ensemble_kafka(ensemble, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """A Kafka 3.9 broker registered in the ensemble under the chroot /ensemble."""
-    from kafka_spark.local import Kafka39Broker
+    from harness.kafka39 import Kafka39Broker
 
     broker = Kafka39Broker(ensemble, tmp_path_factory.mktemp("kafka39-ensemble"), zk_root="/ensemble").start()
     yield broker

@@ -82,7 +82,7 @@ def test_an_unreachable_ensemble_is_one_line_naming_it_quickly():
 
 
 def test_a_broker_restarted_on_a_new_port_is_found_again(zookeeper, tmp_path, topic_name):
-    from kafka_spark.local import Kafka39Broker
+    from harness.kafka39 import Kafka39Broker
 
     broker = Kafka39Broker(zookeeper, tmp_path / "moving", broker_id=5, zk_root="/moving").start()
     try:

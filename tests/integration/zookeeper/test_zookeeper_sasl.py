@@ -15,7 +15,7 @@ UNSECURED = ('org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModul
 
 @pytest.fixture(scope="module")
 def sasl_broker(zookeeper, tmp_path_factory):
-    from kafka_spark.local import Kafka39Broker
+    from harness.kafka39 import Kafka39Broker
 
     broker = Kafka39Broker(zookeeper, tmp_path_factory.mktemp("kafka39-sasl"), zk_root="/sasl",
                            oauthbearer=True).start()

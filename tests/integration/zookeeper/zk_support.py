@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from harness.zookeeper import zookeeper_shell
+
 from kafka_spark.client import KafkaClient, Producer
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.local.tools import zookeeper_shell
 from kafka_spark.zookeeper.offsets import offset_path
 
 

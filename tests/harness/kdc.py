@@ -1,4 +1,4 @@
-"""An MIT Kerberos KDC on 127.0.0.1 for Kerberos (GSSAPI) demos and tests: its own realm, database, krb5.conf
+"""An MIT Kerberos KDC on 127.0.0.1 for the Kerberos (GSSAPI) tests: its own realm, database, krb5.conf
 and logs in one folder, on a free port, supervised like the other local servers.
 
 `krb5kdc -n` runs in the foreground with `KRB5_KDC_PROFILE` (kdc.conf) and `KRB5_CONFIG` (krb5.conf) pointing

@@ -1,21 +1,38 @@
-"""Kafka 3.9 in ZooKeeper mode; the legacy variant keeps topics in message format v0/v1."""
+"""Kafka 3.9 in ZooKeeper mode, the tests' older broker; the legacy variant keeps topics in message format v0/v1."""
 
 from __future__ import annotations
 
 import tempfile
 from pathlib import Path
 
+from harness.fetch import classpath
+from harness.zookeeper import SERVER_LOGGING, SERVER_MAIN, TOOLS_LOGGING, ZooKeeperEnsemble, ZooKeeperServer
 from kafka_spark.client.probe import answers
-from kafka_spark.local.config import template, write_properties
-from kafka_spark.local.jars import classpath
+from kafka_spark.local.class_archive import write_server_archives
+from kafka_spark.local.config import write_properties
 from kafka_spark.local.process import ServerProcess, free_port, java_argv
-from kafka_spark.local.tools import KafkaTools
+from kafka_spark.local.tools import MAIN_CLASSES, KafkaTools
 from kafka_spark.local.topics import CreatesTopics
-from kafka_spark.local.zookeeper import ZooKeeperEnsemble, ZooKeeperServer
 
 KAFKA39_VERSION = "3.9.1"
 # With IBP >= 3.0 the broker ignores message.format.version, so the legacy broker pins IBP 2.8.
 LEGACY_SETTINGS = {"inter.broker.protocol.version": "2.8", "log.message.format.version": "0.10.2"}
+
+
+class Kafka39Tools(KafkaTools):
+    """Kafka 3.9's Java tools: its jars, its logging (reload4j) and the one tool class that moved in Kafka 4."""
+
+    def __init__(self, bootstrap: str) -> None:
+        super().__init__("kafka39", bootstrap)
+
+    def classpath(self) -> str:
+        return classpath("kafka39")
+
+    def main_class(self, tool: str) -> str:
+        return "kafka.tools.ConsoleProducer" if tool == "console-producer" else MAIN_CLASSES[tool]
+
+    def log_props(self) -> list[str]:
+        return [TOOLS_LOGGING]
 
 
 class Kafka39Broker(CreatesTopics):
@@ -53,8 +70,8 @@ class Kafka39Broker(CreatesTopics):
         return self.data_dir / "server.log"
 
     @property
-    def tools(self) -> KafkaTools:
-        return KafkaTools("kafka39", self.bootstrap)
+    def tools(self) -> Kafka39Tools:
+        return Kafka39Tools(self.bootstrap)
 
     def _listeners(self) -> dict[str, object]:
         listeners = [f"PLAINTEXT://127.0.0.1:{self.port}"]
@@ -91,9 +108,7 @@ class Kafka39Broker(CreatesTopics):
             **(LEGACY_SETTINGS if self.legacy else {}),
         }
         conf = write_properties(self.data_dir / "server.properties", props)
-        log_conf = template("log4j-server.properties", self.data_dir)
-        argv = java_argv(classpath("kafka39"), "kafka.Kafka", [str(conf)], heap=self.heap,
-                         props=[f"-Dlog4j.configuration=file:{log_conf}"])
+        argv = java_argv(classpath("kafka39"), "kafka.Kafka", [str(conf)], heap=self.heap, props=[SERVER_LOGGING])
         self.process = ServerProcess(f"kafka39-{self.broker_id}", argv, self.log_path).start()
         self.process.wait_ready(self.ready, timeout)
         return self
@@ -117,3 +132,15 @@ def start_kafka39(legacy: bool = False, zookeeper: ZooKeeperServer | None = None
     """Start ZooKeeper (unless given) and one Kafka 3.9 broker registered in it."""
     zk = zookeeper or ZooKeeperServer().start()
     return Kafka39Broker(zk, legacy=legacy, zk_root="/legacy" if legacy else "").start()
+
+
+def build_server_archives() -> list[Path]:
+    """Start and stop a ZooKeeper and a Kafka 3.9 broker so that each writes its class archive (skipped where both
+    exist); the archives in place afterwards."""
+    def zookeeper_mode(tmp: Path) -> None:
+        zk = ZooKeeperServer(tmp / "zookeeper").start()
+        Kafka39Broker(zk, tmp / "kafka39").start().stop()
+        zk.stop()
+
+    cp = classpath("kafka39")
+    return write_server_archives([(cp, "kafka.Kafka"), (cp, SERVER_MAIN)], zookeeper_mode)

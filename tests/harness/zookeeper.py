@@ -1,15 +1,51 @@
 """ZooKeeper from Kafka 3.9's class path (the ZooKeeper version Kafka 3.9 ships with): one server, or an
-ensemble of several on 127.0.0.1."""
+ensemble of several on 127.0.0.1, and ZooKeeper's own shell."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import tempfile
 from pathlib import Path
 
-from kafka_spark.local.config import template, write_properties
-from kafka_spark.local.jars import classpath
+from harness.fetch import classpath
+from kafka_spark.local.config import write_properties
 from kafka_spark.local.process import ServerProcess, free_port, free_ports, java_argv
-from kafka_spark.zookeeper.probe import srvr
+from kafka_spark.local.tools import ToolError
+
+TEMPLATES = Path(__file__).parent / "templates"
+# Kafka 3.9 and its ZooKeeper log through reload4j (log4j 1 syntax)
+SERVER_LOGGING = f"-Dlog4j.configuration=file:{TEMPLATES / 'log4j-server.properties'}"
+TOOLS_LOGGING = f"-Dlog4j.configuration=file:{TEMPLATES / 'log4j-tools.properties'}"
+SERVER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+
+
+def srvr(host: str, port: int, timeout: float = 2.0) -> str:
+    """Send the `srvr` four-letter command, which a ZooKeeper answers with its version once it serves; the reply
+    text, or OSError while it does not serve."""
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(b"srvr")
+        chunks = []
+        while True:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    reply = b"".join(chunks).decode(errors="replace")
+    if not reply.startswith("Zookeeper version"):
+        raise OSError(f"ZooKeeper not serving yet: {reply.strip()[:80]!r}")
+    return reply
+
+
+def zookeeper_shell(connect: str, *commands: str, timeout: float = 120.0) -> str:
+    """Run ZooKeeper's own shell (`ZooKeeperMain`) on `connect` with `commands`, one session; its stdout."""
+    argv = java_argv(classpath("kafka39"), "org.apache.zookeeper.ZooKeeperMain", ["-server", connect], heap="256m",
+                     props=[TOOLS_LOGGING], short_lived=True)
+    script = "".join(c + "\n" for c in (*commands, "quit"))
+    proc = subprocess.run(argv, input=script, capture_output=True, text=True, timeout=timeout, check=False)
+    if proc.returncode != 0:
+        raise ToolError(f"ZooKeeperMain {connect} failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+    return proc.stdout
 
 
 class ZooKeeperServer:
@@ -49,9 +85,7 @@ class ZooKeeperServer:
             (self.data_dir / "zk-data").mkdir(parents=True, exist_ok=True)
             (self.data_dir / "zk-data" / "myid").write_text(f"{self.my_id}\n")
         conf = write_properties(self.data_dir / "zookeeper.properties", props)
-        log_conf = template("log4j-server.properties", self.data_dir)
-        argv = java_argv(classpath("kafka39"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", [str(conf)],
-                         heap="256m", props=[f"-Dlog4j.configuration=file:{log_conf}"])
+        argv = java_argv(classpath("kafka39"), SERVER_MAIN, [str(conf)], heap="256m", props=[SERVER_LOGGING])
         self.process = ServerProcess(f"zookeeper-{self.my_id}", argv, self.data_dir / "zookeeper.log").start()
         return self
 

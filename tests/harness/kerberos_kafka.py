@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness.kdc import Kdc
 from kafka_spark.local.kafka import KafkaNode, start_kafka
-from kafka_spark.local.kdc import Kdc
 
 KERBEROS_LISTENER = "SASL_PLAINTEXT_KRB"
 KERBEROS_TLS_LISTENER = "SASL_SSL_KRB"

@@ -1,4 +1,4 @@
-"""A Kafka 4.x node with SASL/OAUTHBEARER listeners, for the OAUTHBEARER tests and demos.
+"""A Kafka 4.x node with SASL/OAUTHBEARER listeners, for the OAUTHBEARER tests.
 
 - `SASL_PLAINTEXT_UNSECURED`: Kafka's default validator of unsecured (`alg: none`) tokens; it wants scope `kafka`.
 - `SASL_PLAINTEXT_REAUTH`: the same, with sessions of `reauth_ms`, so clients must re-authenticate (KIP-368).
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.oauth_server import AUDIENCE, SCOPE, OAuthServer
 from kafka_spark.local.kafka import KafkaNode, start_kafka
-from kafka_spark.local.oauth_server import AUDIENCE, SCOPE, OAuthServer
 
 UNSECURED = "SASL_PLAINTEXT_UNSECURED"
 REAUTH = "SASL_PLAINTEXT_REAUTH"

@@ -17,7 +17,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_spark.local.jars import classpath
+from harness.fetch import classpath
 from kafka_spark.local.process import ServerProcess, free_port, java_argv
 
 MAIN_CLASS = "no.nav.security.mock.oauth2.StandaloneMockOAuth2ServerKt"
