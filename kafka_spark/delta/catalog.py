@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kafka_spark.errors import ConfigError
+from kafka_spark.spark.versions import require_delta_spark
 
 _IDENTIFIER = r"(?:[A-Za-z_][A-Za-z0-9_]*|`[^`/]+`)"
 _NAME = re.compile(rf"^{_IDENTIFIER}(?:\.{_IDENTIFIER}){{1,2}}$")
@@ -42,6 +43,7 @@ def catalog_location(spark: Any, name: str) -> str | None:
 
 def create_catalog_table(spark: Any, name: str, schema: Any, partition_by: Sequence[str] = ()) -> str:
     """Create the Delta table `name` (unless it exists) with `schema`, as `saveAsTable` would; its location."""
+    require_delta_spark(f"creating the catalog table {name} (Delta's DeltaTable API)", spark)
     from delta.tables import DeltaTable
 
     builder = DeltaTable.createIfNotExists(spark).tableName(name).addColumns(schema)

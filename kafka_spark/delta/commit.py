@@ -23,6 +23,7 @@ from kafka_spark.delta.progress import Progress
 from kafka_spark.delta.read_plan import apply_transform
 from kafka_spark.delta.results import LoadResult
 from kafka_spark.delta.table_state import TableState
+from kafka_spark.spark.versions import require_delta_spark
 
 
 def write_commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, df, commit: SinkCommit,
@@ -33,6 +34,7 @@ def write_commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValuePars
     committed truth is read back from the Delta log and kept beside the table. `location` is
     `target.table` located, when the caller has done it (a catalog table is created here if need be).
     """
+    require_delta_spark(f"{target.table} {label}: Spark's Delta writer", spark)
     if parsing.value_schema is None and not parsing.decoded:
         return _write_commit(spark, target, fmt, df, commit, label, None, location)
     values = ParsedValues(parsing, target.sink_id, df)

@@ -41,6 +41,7 @@ from kafka_spark.delta.location import path_location
 from kafka_spark.delta.plan import BatchPlan
 from kafka_spark.delta.position import SinkCommit, app_id
 from kafka_spark.errors import ConfigError
+from kafka_spark.spark.versions import require_delta_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -102,6 +103,7 @@ def check_options(spark: Any, target: SinkTarget, parsing: ValueParsing) -> None
         if is_table_name(parsing.dead_letter):
             raise ConfigError(f"dead_letter {parsing.dead_letter!r}: give the dead-letter table's path or URI "
                               "(catalog names are taken for the table only)")
+        require_delta_spark(f"dead_letter {parsing.dead_letter!r} (written by Spark's Delta writer)", spark)
     if parsing.value_schema is not None:
         value_struct(spark, parsing.value_schema)
 

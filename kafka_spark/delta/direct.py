@@ -29,6 +29,7 @@ from kafka_spark.delta.catalog import is_table_name, name_parts
 from kafka_spark.delta.direct_files import PARQUET_CODECS
 from kafka_spark.delta.partition_values import PARTITION_KINDS, time_zone
 from kafka_spark.errors import ConfigError
+from kafka_spark.spark.versions import require_delta_spark
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
@@ -85,6 +86,7 @@ def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | No
     if wanted not in WRITERS:
         raise ConfigError(f"writer {options.writer!r}: expected one of {', '.join(WRITERS)}")
     if wanted == "spark":
+        require_delta_spark(f"{options.table}: writer 'spark' (Spark's Delta writer)", spark)
         return WriterChoice("spark")
     if location is None and options.table is not None and not is_table_name(options.table):
         from kafka_spark.delta.location import locate
@@ -108,6 +110,7 @@ def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | No
                                                           codec, parsed))
     if wanted == "direct":
         raise ConfigError(f"writer 'direct' cannot write to {options.table}: {reason}; use writer 'spark' or 'auto'")
+    require_delta_spark(f"{options.table}: Spark's Delta writer (the direct writer cannot serve it: {reason})", spark)
     log.info("%s: Spark's writer, since %s", options.table, reason)
     return WriterChoice("spark", reason=reason)
 

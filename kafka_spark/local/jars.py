@@ -1,7 +1,8 @@
 """JVM artifacts from Maven Central, fetched once with `mvn` into a cache outside the repository.
 
 The Spark sets follow the installed PySpark: Spark's Kafka connector at its version, the Delta release
-built for its minor version, and hadoop-aws at the Hadoop version inside it.
+built for its minor version (none for a Spark that no Delta release is built for, PySpark 4.3: its sessions run
+without Delta on Spark, and the direct writer needs only delta-rs), and hadoop-aws at the Hadoop version inside it.
 """
 
 from __future__ import annotations
@@ -34,10 +35,20 @@ SPARK_SETS = ("spark", "s3a")
 DELTA_FOR_SPARK: dict[str, str] = {"4.0": "4.4.0", "4.1": "4.4.0", "4.2": "4.4.0"}
 DELTA_FOR_SPARK_4_0_0 = "4.0.0"
 
+# Spark minors whose Kafka connector (and Avro functions) Central does not publish yet, with the newest release it
+# has: that one serves until the minor's own appears (Maven picks that up then). spark-sql-kafka 4.2.0 reads
+# and writes on Spark 4.3.0 (tests/integration/compat).
+CONNECTOR_BEFORE_RELEASE: dict[str, str] = {"4.3": "4.2.0"}
+
 # The AWS SDK v2 release that each Hadoop names in its hadoop-project POM (`aws-java-sdk-v2.version`).
 AWS_SDK_FOR_HADOOP: dict[str, str] = {"3.4.1": "2.24.6", "3.4.2": "2.29.52", "3.5.0": "2.35.4"}
 
 _VERSIONED_JAR = re.compile(r"^(?P<name>.+?)-(?P<version>\d[\w.\-]*)\.jar$")
+# Delta's properties and dependencies in the spark pom, left out for a Spark that no Delta release is built for.
+_DELTA_IN_POM = re.compile(r"\n\s*<(delta\.\w+)>[^<]*</\1>"
+                           r"|\n\s*<dependency><groupId>io\.delta</groupId>.*?</dependency>", re.S)
+
+
 class JarFetchError(KafkaSparkError):
     """Maven could not resolve the artifacts of a local server or Spark."""
 
@@ -88,12 +99,26 @@ def delta_artifact(spark_version: str, delta_version: str | None = None) -> tupl
     minor = ".".join(spark_version.split(".")[:2])
     if delta_version is None:
         if minor not in DELTA_FOR_SPARK:
-            raise SparkVersionError(f"no Delta Lake release is built for Spark {minor} yet; the local harness "
-                                    f"supports PySpark {min(DELTA_FOR_SPARK)}.x-{max(DELTA_FOR_SPARK)}.x")
+            raise SparkVersionError(f"no Delta Lake release is built for Spark {minor} yet; Delta's jars exist "
+                                    f"for Spark {min(DELTA_FOR_SPARK)}.x-{max(DELTA_FOR_SPARK)}.x")
         low = _version_tuple(spark_version) < (4, 0, 1)
         delta_version = DELTA_FOR_SPARK_4_0_0 if low else DELTA_FOR_SPARK[minor]
     suffixed = _version_tuple(delta_version) >= (4, 1)
     return (f"delta-spark_{minor}_2.13" if suffixed else "delta-spark_2.13"), delta_version
+
+
+def spark_delta(spark_version: str, delta_version: str | None = None) -> tuple[str, str] | None:
+    """`delta_artifact` for the local session's Spark, or None when no Delta release is built for it: a session
+    that goes without Delta rather than not at all."""
+    minor = ".".join(spark_version.split(".")[:2])
+    if delta_version is None and minor not in DELTA_FOR_SPARK:
+        return None
+    return delta_artifact(spark_version, delta_version)
+
+
+def has_delta() -> bool:
+    """Whether local sessions of the installed PySpark get Delta Lake's jars (and so its extension and catalog)."""
+    return spark_delta(pyspark_version(), _installed("delta-spark")) is not None
 
 
 def hadoop_version() -> str:
@@ -108,11 +133,19 @@ def pom_properties(name: str) -> dict[str, str]:
     """The pom properties that follow the installed PySpark (empty for the sets that do not)."""
     if name == "spark":
         spark = pyspark_version()
-        artifact, delta = delta_artifact(spark, _installed("delta-spark"))
         # A range: Central lacks some patch releases of the connector that PyPI has (4.1.4, 4.0.5); Maven takes
         # the newest one published up to the installed version (a connector is compatible within its minor).
         minor = ".".join(spark.split(".")[:2])
-        return {"spark.version": f"[{minor}.0,{spark}]", "delta.artifact": artifact, "delta.version": delta}
+        version = f"[{minor}.0,{spark}]"
+        before = CONNECTOR_BEFORE_RELEASE.get(minor)
+        if before:
+            # Exactly that release, not a range from it: Maven sorts 4.2.0-preview1 after 4.2.0.
+            version = f"[{before},{before}],{version}"
+        props = {"spark.version": version}
+        delta = spark_delta(spark, _installed("delta-spark"))
+        if delta is not None:
+            props.update({"delta.artifact": delta[0], "delta.version": delta[1]})
+        return props
     if name == "s3a":
         hadoop = hadoop_version()
         if hadoop not in AWS_SDK_FOR_HADOOP:
@@ -129,7 +162,10 @@ def pom_properties(name: str) -> dict[str, str]:
 def pom_text(name: str) -> str:
     """The pom of the artifact set `name`, its properties set for the installed PySpark."""
     text = (resources.files("kafka_spark.local") / "poms" / ARTIFACT_SETS[name][0]).read_text()
-    for key, value in pom_properties(name).items():
+    props = pom_properties(name)
+    if name == "spark" and "delta.version" not in props:
+        text = _DELTA_IN_POM.sub("", text)
+    for key, value in props.items():
         tag = re.escape(key)
         text, n = re.subn(rf"<{tag}>[^<]*</{tag}>", f"<{key}>{value}</{key}>", text)
         if n != 1:
@@ -142,7 +178,8 @@ def jar_dir(name: str) -> Path:
     version, so environments with different PySpark versions share the cache."""
     props = pom_properties(name)
     if name == "spark":
-        name = f"spark-{pyspark_version()}-delta-{props['delta.version']}"
+        delta = f"-delta-{props['delta.version']}" if "delta.version" in props else ""
+        name = f"spark-{pyspark_version()}{delta}"
     elif name == "s3a":
         name = f"s3a-hadoop-{props['hadoop.version']}"
     return cache_dir() / "jars" / name
@@ -198,7 +235,8 @@ def _artifact_name(jar: str) -> str:
 
 
 def spark_jars() -> list[str]:
-    """Absolute paths of the extra jars for a pip-installed PySpark: Delta, Spark's Kafka connector and s3a://.
+    """Absolute paths of the extra jars for a pip-installed PySpark: Delta (where built for it), Spark's Kafka
+    connector and s3a://.
 
     Jars that PySpark already ships (Scala, Hadoop, Jackson, Parquet, Netty, ...) are left out, so the
     session keeps PySpark's own versions of them.

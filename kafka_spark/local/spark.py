@@ -1,4 +1,5 @@
-"""A local SparkSession with Delta Lake, Spark's own Kafka connector (the comparison oracle) and s3a://."""
+"""A local SparkSession with Delta Lake (where a release is built for its Spark), Spark's own Kafka connector (the
+comparison oracle) and s3a://."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import tempfile
 from collections.abc import Mapping
 
 from kafka_spark.local.class_archive import DUMP_OPTION, driver_options
-from kafka_spark.local.jars import spark_jars
+from kafka_spark.local.jars import has_delta, spark_jars
 from kafka_spark.local.process import QUICK_JIT, quick_start
 from kafka_spark.local.worker_python import worker_daemon, worker_python
 from kafka_spark.spark.redaction import OPTIONS_REGEX_CONF, redaction_regex
@@ -39,7 +40,9 @@ def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str
         "spark.sql.warehouse.dir": os.path.join(tempfile.gettempdir(), "kafka-spark-warehouse"),
         # plans show source options; Spark's default patterns miss e.g. kafka.ssl.keystore.key
         OPTIONS_REGEX_CONF: redaction_regex(None),
-        **DELTA_CONFIGS,
+        # Delta's extension and catalog only with its jars: with the catalog's class missing every query fails,
+        # `spark.range(3).count()` too (PySpark 4.3, which no Delta release is built for).
+        **(DELTA_CONFIGS if has_delta() else {}),
     }
     daemon = worker_daemon(worker_python())
     if daemon:
