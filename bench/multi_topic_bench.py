@@ -38,7 +38,7 @@ def log(msg: str) -> None:
 
 def fill(bootstrap: str, topics: list[str], records: int, size: int) -> None:
     from kafka_spark.client.cluster import Cluster
-    from kafka_spark.client.producer import Producer
+    from kafka_spark.client.producer.producer import Producer
     from kafka_spark.client.topics import NewTopic, create_topics
 
     with Cluster({"bootstrap.servers": bootstrap}) as cluster:

@@ -94,7 +94,7 @@ def confluent_kafka(spec: Spec) -> tuple[int, int]:
 
 def _segment_chunks(spec: Spec, limit: int = 4 << 20) -> list[tuple[int, memoryview]]:
     """The topic's segment files cut at batch boundaries into pieces of at most `limit` bytes."""
-    from kafka_spark.client.batches import scan
+    from kafka_spark.client.fetch.batches import scan
 
     chunks = []
     for p in _ranges(spec):

@@ -44,6 +44,7 @@ from kafka_spark.app.values import (
     parse_text,
 )
 from kafka_spark.client import ClientConfig
+from kafka_spark.client.auth.login import check_login
 from kafka_spark.delta.dead_letter import require_schema
 from kafka_spark.delta.position import check_sink_id
 from kafka_spark.errors import ConfigError
@@ -227,7 +228,9 @@ def validate(config: AppConfig) -> None:
     props = client_properties(config)
     if "bootstrap.servers" not in props and "zookeeper.connect" not in props:
         props["bootstrap.servers"] = "localhost:9092"
-    ClientConfig(props)
+    client = ClientConfig(props)
+    if client.uses_sasl:
+        check_login(client)
     if (config.start_zookeeper_group or config.publish_zookeeper_group) and "zookeeper.connect" not in props:
         raise ConfigError("--start-zookeeper-group and --publish-zookeeper-group need --zookeeper (the ZooKeeper "
                           "that holds the group's offsets)")

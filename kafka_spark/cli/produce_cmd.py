@@ -14,7 +14,7 @@ from kafka_spark.cli.metadata_cmd import add_client_args, client_from_args
 from kafka_spark.errors import ConfigError
 
 if TYPE_CHECKING:
-    from kafka_spark.client.delivery import RecordFuture
+    from kafka_spark.client.producer.delivery import RecordFuture
 
 
 def register(sub: argparse._SubParsersAction) -> None:

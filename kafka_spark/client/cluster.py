@@ -9,8 +9,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
+from kafka_spark.client.auth.login import check_login
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.connection import BrokerConnection
 from kafka_spark.client.errors import (
     BootstrapUnreachableError,
     NoBrokersAvailableError,
@@ -18,8 +18,9 @@ from kafka_spark.client.errors import (
     UnknownTopicError,
 )
 from kafka_spark.client.metadata import ClusterMetadata, PartitionInfo, TopicInfo, TopicPartition, metadata_request
-from kafka_spark.client.retry import Backoff, RetryPolicy, is_retriable
-from kafka_spark.client.tls import ssl_context
+from kafka_spark.client.net.connection import BrokerConnection
+from kafka_spark.client.net.retry import Backoff, RetryPolicy, is_retriable
+from kafka_spark.client.net.tls import ssl_context
 from kafka_spark.errors import AuthenticationError, KafkaConnectionError
 from kafka_spark.errors.codes import (
     BrokerError,
@@ -51,6 +52,8 @@ class Cluster:
 
     def __init__(self, config: ClientConfig | Mapping[str, Any]) -> None:
         self.config = config if isinstance(config, ClientConfig) else ClientConfig(config)
+        if self.config.uses_sasl:
+            check_login(self.config)  # a login this client cannot honour fails here, naming it, before any I/O
         self.metadata = ClusterMetadata()
         self._ssl = ssl_context(self.config) if self.config.uses_tls else None
         self._connections: dict[int, BrokerConnection] = {}

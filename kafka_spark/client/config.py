@@ -164,7 +164,7 @@ _PROPS: dict[str, _Prop] = {
     "sasl.jaas.config": _Prop(_optional_str, None, "sasl_jaas_config"),
     "sasl.username": _Prop(_optional_str, None, "sasl_username"),
     "sasl.password": _Prop(_optional_str, None, "sasl_password"),
-    # which login: Java class names select the same behaviour here (client/sasl_login.py)
+    # which login: Java class names select the same behaviour here (client/auth/login.py)
     "sasl.login.class": _Prop(_optional_str, None, "sasl_login_class"),
     "sasl.login.callback.handler.class": _Prop(_optional_str, None, "sasl_login_callback_handler_class"),
     "sasl.client.callback.handler.class": _Prop(_optional_str, None, "sasl_client_callback_handler_class"),
@@ -441,10 +441,6 @@ class ClientConfig:
     def _check_combinations(self) -> None:
         if self.retry_backoff_max_ms < self.retry_backoff_ms:
             object.__setattr__(self, "retry_backoff_max_ms", self.retry_backoff_ms)
-        if self.uses_sasl:
-            from kafka_spark.client.sasl_login import check_login
-
-            check_login(self)  # fails early with a clear message, without fetching a token
         if self.transactional_id is not None:
             if "enable.idempotence" in self._given and not self.enable_idempotence:
                 raise ConfigError("transactional.id needs enable.idempotence=true (a transactional producer is "

@@ -7,12 +7,18 @@ from typing import Any
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.fetcher import RangeReader
-from kafka_spark.client.groups import GroupAdmin
-from kafka_spark.client.membership import GroupMember
+from kafka_spark.client.fetch.fetcher import RangeReader
+from kafka_spark.client.fetch.offsets import (
+    ListedOffset,
+    earliest_offsets,
+    latest_offsets,
+    list_offsets,
+    offsets_for_times,
+)
+from kafka_spark.client.groups.admin import GroupAdmin
+from kafka_spark.client.groups.membership import GroupMember
 from kafka_spark.client.metadata import ClusterMetadata, TopicPartition
-from kafka_spark.client.offsets import ListedOffset, earliest_offsets, latest_offsets, list_offsets, offsets_for_times
-from kafka_spark.client.producer import Producer
+from kafka_spark.client.producer.producer import Producer
 
 
 class KafkaClient:

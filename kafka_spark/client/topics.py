@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.connection import broker_error
 from kafka_spark.client.errors import TopicNotReadyError
+from kafka_spark.client.net.connection import broker_error
 from kafka_spark.protocol import ApiKey
 
 

@@ -10,8 +10,8 @@ from typing import Any
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.errors import UnknownTopicError
+from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import earliest_offsets, latest_offsets
 from kafka_spark.delta.location import TableLocation
 from kafka_spark.delta.position import SinkCommit, committed_positions
 from kafka_spark.errors import ConfigError

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from functools import partial
 
 from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import earliest_offsets, latest_offsets
 from kafka_spark.delta.dead_letter import reconcile
 from kafka_spark.delta.direct import WriterChoice
 from kafka_spark.delta.errors import SinkError

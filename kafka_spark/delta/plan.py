@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import earliest_offsets, latest_offsets
 from kafka_spark.delta.errors import ConcurrentWriterError, OffsetsMovedBackwardsError
 from kafka_spark.delta.position import SinkCommit
 from kafka_spark.errors import ConfigError, DataLossError

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.groups import GroupAdmin
+from kafka_spark.client.groups.admin import GroupAdmin
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.errors import ConfigError
 

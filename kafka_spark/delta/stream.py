@@ -29,8 +29,8 @@ import uuid
 from collections.abc import Mapping
 
 from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.fetch.offsets import earliest_offsets
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import earliest_offsets
 from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.commit import write_commit
 from kafka_spark.delta.dead_letter import check_options, reconcile

@@ -10,7 +10,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from kafka_spark.client.probe import answers
+from kafka_spark.client.net.probe import answers
 from kafka_spark.local.jars import cache_dir
 from kafka_spark.local.kafka import start_kafka
 

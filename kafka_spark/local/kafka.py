@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_spark.client.probe import answers
+from kafka_spark.client.net.probe import answers
 from kafka_spark.local.config import template, write_properties
 from kafka_spark.local.jars import classpath
 from kafka_spark.local.process import ServerProcess, free_ports, java_argv

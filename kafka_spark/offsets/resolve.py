@@ -8,8 +8,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Protocol
 
 from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets, list_offsets
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import earliest_offsets, latest_offsets, list_offsets
 from kafka_spark.errors import ConfigError, KafkaSparkError
 from kafka_spark.offsets.ranges import EARLIEST, EARLIEST_SPEC, LATEST, LATEST_SPEC, OffsetSpec
 

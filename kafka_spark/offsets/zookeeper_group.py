@@ -7,8 +7,8 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import earliest_offsets, latest_offsets
 from kafka_spark.errors import ConfigError, DataLossError
 from kafka_spark.offsets.resolve import OffsetSpec, resolve_offsets
 from kafka_spark.zookeeper.offsets import group_offsets

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from harness.fetch import classpath
 from harness.zookeeper import SERVER_LOGGING, SERVER_MAIN, TOOLS_LOGGING, ZooKeeperEnsemble, ZooKeeperServer
-from kafka_spark.client.probe import answers
+from kafka_spark.client.net.probe import answers
 from kafka_spark.local.class_archive import write_server_archives
 from kafka_spark.local.config import write_properties
 from kafka_spark.local.process import ServerProcess, free_port, java_argv

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from kafka_spark.client.producer import Producer
+from kafka_spark.client.producer.producer import Producer
 from kafka_spark.errors import DataLossError
 from kafka_spark.local.topics import CreatesTopics
 from kafka_spark.segments import PartitionLog

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from harness.cache import private_cache
 
-from kafka_spark.client.probe import api_versions
+from kafka_spark.client.net.probe import api_versions
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_spark.client.probe import api_versions
+from kafka_spark.client.net.probe import api_versions
 from kafka_spark.local.kafka import SASL_USERS, start_kafka
 from kafka_spark.local.tools import ToolError
 

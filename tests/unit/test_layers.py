@@ -58,7 +58,11 @@ def imported_modules(source: str, module: str, is_package: bool = False) -> list
     as a string to import."""
     package = module.split(".") if is_package else module.split(".")[:-1]
     found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    # A logger's name spells a module but imports nothing (the producer's modules share one logger).
+    logger_names = {id(arg) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                    and getattr(node.func, "attr", getattr(node.func, "id", None)) == "getLogger" for arg in node.args}
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -70,7 +74,8 @@ def imported_modules(source: str, module: str, is_package: bool = False) -> list
             # `from kafka_spark import delta` imports a folder, not a name of the root module.
             found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names
                       if base == "kafka_spark" and (PACKAGE / alias.name).is_dir()]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_NAME.fullmatch(node.value):
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE_NAME.fullmatch(node.value)
+              and id(node) not in logger_names):
             found.append((node.lineno, node.value))
     return [(line, name) for line, name in found if name == "kafka_spark" or name.startswith("kafka_spark.")]
 
@@ -123,6 +128,65 @@ def cycles(edges: set[Edge]) -> list[list[str]]:
     return groups
 
 
+def package_sources() -> dict[str, tuple[str, bool]]:
+    """Every module of the package: name -> (source, whether it is a package's __init__)."""
+    return {_module_name(path): (path.read_text(), path.name == "__init__.py")
+            for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def module_imports(sources: dict[str, tuple[str, bool]]) -> dict[Edge, list[str]]:
+    """Every import of a module by another module of the same folder (not its subfolders), with the line."""
+    edges: dict[Edge, list[str]] = defaultdict(list)
+    for module, (source, is_package) in sources.items():
+        folder = module if is_package else module.rsplit(".", 1)[0]
+        named = imported_modules(source, module, is_package) + [
+            (node.lineno, f"{node.module}.{alias.name}") for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.ImportFrom) and node.module for alias in node.names]  # `from pkg import module`
+        for line, name in named:
+            if name in sources and name != module and name.rsplit(".", 1)[0] == folder and not sources[name][1]:
+                edges[(module, name)].append(f"{module}:{line} imports {name}")
+    return edges
+
+
+def private_imports(sources: dict[str, tuple[str, bool]]) -> list[str]:
+    """`from module import _name` of another module: a private name shared is a public one misnamed."""
+    found = []
+    for module, (source, _) in sources.items():
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kafka_spark"):
+                found += [f"{module}:{node.lineno} imports {node.module}.{alias.name}" for alias in node.names
+                          if alias.name.startswith("_") and not alias.name.startswith("__")]
+    return found
+
+
+def test_no_cycle_between_modules_of_a_folder() -> None:
+    edges = module_imports(package_sources())
+    found = cycles(set(edges))
+    detail = ["; ".join(where for (a, b), places in sorted(edges.items()) if a in group and b in group
+                        for where in places) for group in found]
+    assert found == [], "modules of one folder that import each other:\n" + "\n".join(detail)
+
+
+def test_no_private_name_imported_from_another_module() -> None:
+    assert private_imports(package_sources()) == []
+
+
+def test_the_module_checks_see_a_cycle_and_a_private_name() -> None:
+    sources = {
+        "kafka_spark.demo": ("", True),
+        "kafka_spark.demo.a": ("from kafka_spark.demo.b import thing\n", False),
+        "kafka_spark.demo.b": ("def f():\n    from kafka_spark.demo import c\n", False),
+        "kafka_spark.demo.c": ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                               "    from kafka_spark.demo.a import _hidden\n", False),
+        "kafka_spark.demo.d": ("import logging\nlog = logging.getLogger('kafka_spark.demo.a')\n", False),
+        "kafka_spark.demo.sub.e": ("from kafka_spark.demo.a import thing\n", False),
+    }
+    edges = module_imports(sources)
+    assert cycles(set(edges)) == [["kafka_spark.demo.a", "kafka_spark.demo.b", "kafka_spark.demo.c"]]
+    assert ("kafka_spark.demo.d", "kafka_spark.demo.a") not in edges  # a logger's name is not an import
+    assert private_imports(sources) == ["kafka_spark.demo.c:3 imports kafka_spark.demo.a._hidden"]
+
+
 def test_every_folder_has_a_layer() -> None:
     folders = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
     assert folders - set(RANK) == set(), "place the new folder in LAYERS"
@@ -173,9 +237,9 @@ if TYPE_CHECKING:
 def later():
     import kafka_spark.cli.main
     from kafka_spark import local
-EXPORTS = {"Thing": "kafka_spark.formats.avro"}
+EXPORTS = {"Thing": "kafka_spark.formats.avro.codec"}
 """
     names = {name for _, name in imported_modules(source, "kafka_spark.spark.planner")}
     assert names == {"kafka_spark.spark", "kafka_spark.delta", "kafka_spark.app", "kafka_spark.cli.main", "kafka_spark",
-                     "kafka_spark.local", "kafka_spark.formats.avro"}
+                     "kafka_spark.local", "kafka_spark.formats.avro.codec"}
     assert cycles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == [["a", "b", "c"]]

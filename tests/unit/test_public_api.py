@@ -37,8 +37,8 @@ def test_importing_the_package_does_not_import_pyspark():
 def test_the_data_source_module_imports_only_what_planning_needs() -> None:
     # Spark imports this module in every planning worker: the fetch path and the decoder stay out.
     code = ("import sys, pyspark_kafka_spark; "
-            "print(sorted(m for m in ('kafka_spark.client.fetcher', 'kafka_spark.records.decoder', "
-            "'kafka_spark.client.producer') if m in sys.modules))")
+            "print(sorted(m for m in ('kafka_spark.client.fetch.fetcher', 'kafka_spark.records.decoder', "
+            "'kafka_spark.client.producer.producer') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -12,7 +12,7 @@ import pytest
 from harness.certs import self_signed
 
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.tls import ssl_context
+from kafka_spark.client.net.tls import ssl_context
 from kafka_spark.errors import ConfigError
 from kafka_spark.tls_keys import load_key_pair
 

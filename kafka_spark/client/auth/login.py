@@ -22,20 +22,25 @@ from __future__ import annotations
 import json
 import time
 import urllib.parse
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Mapping
+from typing import Any
 
-from kafka_spark.client import cloud_tokens
-from kafka_spark.client.jwt_assertion import GRANT_TYPE as JWT_BEARER_GRANT
-from kafka_spark.client.jwt_assertion import AssertionSettings, make_assertion
-from kafka_spark.client.oauthbearer import OAuthBearerMechanism, check_extensions, jwt_claims, unsecured_token
-from kafka_spark.client.sasl import make_mechanism
-from kafka_spark.client.token_endpoint import TokenEndpointError, TokenRequest, fetch_token, safe_url
-from kafka_spark.client.token_tls import check_token_tls, token_endpoint_context, token_tls
-from kafka_spark.client.tokens import RefreshingToken, RefreshRules, Token, shared
+from kafka_spark.client.auth.mechanism import Mechanism
+from kafka_spark.client.auth.oauth import cloud_tokens
+from kafka_spark.client.auth.oauth.jwt_assertion import GRANT_TYPE as JWT_BEARER_GRANT
+from kafka_spark.client.auth.oauth.jwt_assertion import AssertionSettings, make_assertion
+from kafka_spark.client.auth.oauth.oauthbearer import (
+    OAuthBearerMechanism,
+    check_extensions,
+    jwt_claims,
+    unsecured_token,
+)
+from kafka_spark.client.auth.oauth.token_endpoint import TokenEndpointError, TokenRequest, fetch_token, safe_url
+from kafka_spark.client.auth.oauth.token_tls import check_token_tls, token_endpoint_context, token_tls
+from kafka_spark.client.auth.oauth.tokens import RefreshingToken, RefreshRules, Token, shared
+from kafka_spark.client.auth.plain_scram import make_mechanism
+from kafka_spark.client.config import ClientConfig
 from kafka_spark.errors import AuthenticationError, ConfigError
-
-if TYPE_CHECKING:
-    from kafka_spark.client.config import ClientConfig
 
 _OAUTH_PKG = "org.apache.kafka.common.security.oauthbearer"
 KAFKA_OIDC_HANDLERS = frozenset({f"{_OAUTH_PKG}.OAuthBearerLoginCallbackHandler",
@@ -57,17 +62,17 @@ _LOGIN_CLASSES = frozenset({f"{_OAUTH_PKG}.internals.OAuthBearerRefreshingLogin"
                             "org.apache.kafka.common.security.authenticator.DefaultLogin"})
 
 
-class Mechanism(Protocol):
-    name: str
-
-    def first(self) -> bytes: ...
-
-    def respond(self, challenge: bytes) -> bytes | None: ...
-
-
 def _handler(config: ClientConfig) -> str | None:
     handler = config.sasl_login_callback_handler_class
     return handler.strip() if handler and handler.strip() else None
+
+
+def login_config(properties: Mapping[str, Any]) -> ClientConfig:
+    """`properties` as a client configuration whose SASL login this client can honour (checked with no I/O)."""
+    config = ClientConfig(properties)
+    if config.uses_sasl:
+        check_login(config)
+    return config
 
 
 def check_login(config: ClientConfig) -> None:
@@ -90,7 +95,7 @@ def check_login(config: ClientConfig) -> None:
         if not config.sasl_kerberos_service_name:
             raise ConfigError("sasl.mechanism=GSSAPI needs sasl.kerberos.service.name (the broker principal's "
                               "service, e.g. kafka)")
-        from kafka_spark.client.kerberos import kerberos_login, load_gssapi
+        from kafka_spark.client.auth.gssapi.credentials import kerberos_login, load_gssapi
 
         kerberos_login(config)  # keyTab readable, principal named, no password prompt
         load_gssapi()  # the missing extra fails here, at configuration, not at the first connection
@@ -190,7 +195,7 @@ def _oidc_token(config: ClientConfig, options: dict[str, str]) -> Token:
                            config.sasl_login_read_timeout_ms / 1000, config.sasl_login_retry_backoff_ms / 1000,
                            config.sasl_login_retry_backoff_max_ms / 1000,
                            config.sasl_oauthbearer_header_urlencode, extra_form)
-    # the endpoint's own TLS options, never the brokers' (client/token_tls.py says why)
+    # the endpoint's own TLS options, never the brokers' (client/auth/oauth/token_tls.py says why)
     https = urllib.parse.urlsplit(url).scheme == "https"
     value = fetch_token(request, token_endpoint_context(token_tls(options)) if https else None)
     return _validated(value, config, _extensions(options, "extension_"), f"the token from {safe_url(url)}")
@@ -275,7 +280,7 @@ def mechanism_for(config: ClientConfig, host: str) -> Mechanism:
         token = token_source(config, host).current()
         return OAuthBearerMechanism(token.value, token.extensions)
     if name == "GSSAPI":
-        from kafka_spark.client.gssapi import gssapi_mechanism
+        from kafka_spark.client.auth.gssapi.mechanism import gssapi_mechanism
 
         return gssapi_mechanism(config, host)
     if name == "AWS_MSK_IAM":

@@ -19,15 +19,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kafka_spark.client.batches import scan
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.connection import BrokerConnection, InFlight, broker_error
 from kafka_spark.client.errors import FetchTimeoutError, OffsetOutOfRangeDataLoss, RetriesExhaustedError
+from kafka_spark.client.fetch.batches import scan
+from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import ZERO_UUID, PartitionInfo, TopicPartition
-from kafka_spark.client.offsets import earliest_offsets, latest_offsets
+from kafka_spark.client.net.connection import BrokerConnection, InFlight, broker_error
+from kafka_spark.client.net.retry import Backoff, is_retriable
 from kafka_spark.client.records_adapter import decode_fetched
-from kafka_spark.client.retry import Backoff, is_retriable
 from kafka_spark.errors import CorruptRecordError, KafkaConnectionError
 from kafka_spark.errors.codes import BrokerError
 from kafka_spark.protocol import ApiKey

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.connection import BrokerConnection, broker_error
-from kafka_spark.client.coordinator import GROUP, Coordinators
+from kafka_spark.client.fetch.offsets import latest_offsets
+from kafka_spark.client.groups.coordinator import GROUP, Coordinators
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import latest_offsets
+from kafka_spark.client.net.connection import BrokerConnection, broker_error
 from kafka_spark.errors.codes import BrokerError
 from kafka_spark.protocol import ApiKey, decode_assignment
 

@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.connection import BrokerConnection, broker_error
 from kafka_spark.client.metadata import BrokerInfo
-from kafka_spark.client.retry import is_retriable
+from kafka_spark.client.net.connection import BrokerConnection, broker_error
+from kafka_spark.client.net.retry import is_retriable
 from kafka_spark.errors import KafkaConnectionError
 from kafka_spark.errors.codes import BrokerError
 from kafka_spark.protocol import ApiKey

@@ -12,11 +12,11 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafka_spark.client.assignor import RANGE, range_assign
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.connection import broker_error
-from kafka_spark.client.groups import CommittedOffset, GroupAdmin
+from kafka_spark.client.groups.admin import CommittedOffset, GroupAdmin
+from kafka_spark.client.groups.assignor import RANGE, range_assign
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.client.net.connection import broker_error
 from kafka_spark.errors import KafkaSparkError
 from kafka_spark.errors.codes import BrokerError
 from kafka_spark.protocol import ApiKey, decode_assignment, decode_subscription, encode_assignment, encode_subscription

@@ -20,10 +20,10 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
+from kafka_spark.client.auth.login import mechanism_for
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.errors import ConnectionClosedError, RequestTimeoutError
-from kafka_spark.client.sasl_login import mechanism_for
-from kafka_spark.client.tls import certificate_error
+from kafka_spark.client.net.tls import certificate_error
 from kafka_spark.errors import (
     AuthenticationError,
     DecodeError,

@@ -10,7 +10,7 @@ halved size as the topic's batch limit (`size_limit`), so a topic whose ``max.me
 
 from __future__ import annotations
 
-from kafka_spark.client.delivery import BATCH_OVERHEAD, QueuedBatch, queued_size
+from kafka_spark.client.producer.delivery import BATCH_OVERHEAD, QueuedBatch, queued_size
 
 
 def size_limit(batch: QueuedBatch, known: int | None) -> int:

@@ -12,8 +12,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from kafka_spark.client.column_records import BatchRecords
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.client.producer.column_records import BatchRecords
 from kafka_spark.client.records_adapter import OutgoingRecord, Unsealed
 
 BATCH_OVERHEAD = 61
@@ -125,8 +125,8 @@ class QueuedBatch:
     """One partition's records queued together: open while it takes records, then sent as one record batch.
 
     An idempotent producer numbers it when it is first sent (`producer_id`, `producer_epoch`, `base_sequence`);
-    `sequence_reset` says those were rewritten since the last send (see `client/sequences.py`). A batch split
-    into `pieces` (`client/batch_split.py`) is done once all of them are, with the first failed piece's error;
+    `sequence_reset` says those were rewritten since the last send (see `client/producer/sequences.py`). A batch split
+    into `pieces` (`client/producer/batch_split.py`) is done once all of them are, with the first failed piece's error;
     a piece knows its `parent` and the index of its first record there (`first`). Batches compare by identity."""
 
     tp: TopicPartition

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kafka_spark.client.partitioner import MURMUR_M, MURMUR_SEED
+from kafka_spark.client.producer.partitioner import MURMUR_M, MURMUR_SEED
 
 _U32 = np.uint32
 _MUL = _U32(MURMUR_M)

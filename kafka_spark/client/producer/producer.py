@@ -5,11 +5,11 @@ many records at once, into the same batches, and returns one `SentRecords`. Both
 take ``buffer.memory`` bytes (at most ``max.block.ms``). A sender thread ships batches that are full or older
 than ``linger.ms`` with up to ``max.in.flight.requests.per.connection`` Produce requests unanswered per broker,
 retries retriable errors after a metadata refresh until ``delivery.timeout.ms``, and resolves the futures with
-the assigned offsets (`client/sender.py` says how retries keep or may change a partition's order). With
+the assigned offsets (`client/producer/sender.py` says how retries keep or may change a partition's order). With
 ``enable.idempotence`` (at most 5 requests in flight) the broker drops duplicates of retried batches by producer
 id and sequence and the order is kept. With ``transactional.id`` records are written inside transactions
 (`init_transactions`, `begin_transaction`, `commit_transaction`, `abort_transaction`; see
-`client/transactions.py`).
+`client/producer/transactions.py`).
 """
 
 from __future__ import annotations
@@ -27,11 +27,14 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kafka_spark.client import send_plan
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.column_records import FEW_FOR_COLUMNS, ColumnRows, ColumnSource, lay_out, picked
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.delivery import (
+from kafka_spark.client.errors import ProducerError, TransactionError, TransactionFencedError
+from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.client.net.retry import Backoff, retries_end_within
+from kafka_spark.client.producer import send_plan
+from kafka_spark.client.producer.column_records import FEW_FOR_COLUMNS, ColumnRows, ColumnSource, lay_out, picked
+from kafka_spark.client.producer.delivery import (
     BATCH_OVERHEAD,
     QueuedBatch,
     RecordFuture,
@@ -41,13 +44,10 @@ from kafka_spark.client.delivery import (
     headers_size,
     record_size,
 )
-from kafka_spark.client.errors import ProducerError, TransactionError, TransactionFencedError
-from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.partitioner import StickyPartitioner
-from kafka_spark.client.retry import Backoff, retries_end_within
-from kafka_spark.client.sender import BatchSender, PendingProduce
-from kafka_spark.client.sequences import MAX_IN_FLIGHT_IDEMPOTENT, Sequences
-from kafka_spark.client.transactions import (
+from kafka_spark.client.producer.partitioner import StickyPartitioner
+from kafka_spark.client.producer.sender import BatchSender, PendingProduce
+from kafka_spark.client.producer.sequences import MAX_IN_FLIGHT_IDEMPOTENT, Sequences
+from kafka_spark.client.producer.transactions import (
     TransactionHandle,
     Transactions,
 )

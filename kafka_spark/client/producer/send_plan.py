@@ -11,10 +11,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafka_spark.client.column_records import Records, reordered
-from kafka_spark.client.delivery import Span
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.murmur_vector import murmur2_buffers, murmur2_many
+from kafka_spark.client.producer.column_records import Records, reordered
+from kafka_spark.client.producer.delivery import Span
+from kafka_spark.client.producer.murmur_vector import murmur2_buffers, murmur2_many
 from kafka_spark.client.records_adapter import column_offsets
 
 STICKY = -1

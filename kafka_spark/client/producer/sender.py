@@ -8,13 +8,13 @@ first is unanswered (the connection answers requests in order). What that means 
 - ``max.in.flight.requests.per.connection=1``: a partition has at most one batch in flight, so a retried batch is
   written before the batches after it;
 - idempotence (at most 5 in flight): the broker takes a partition's batches only in sequence order and drops
-  duplicates; after an error the sender resends in sequence order (`client/sequences.py`), so order is kept and
+  duplicates; after an error the sender resends in sequence order (`client/producer/sequences.py`), so order is kept and
   retries write nothing twice;
 - no idempotence and more than one in flight: a retried batch can be written after batches sent after it, so a
   partition's records may be reordered (and, as with any retry without idempotence, duplicated).
 
 A batch of several records that the broker refuses as larger than the topic's ``max.message.bytes``
-(MESSAGE_TOO_LARGE) is split and its pieces go again in its place, in the same order (`client/batch_split.py`);
+(MESSAGE_TOO_LARGE) is split and its pieces go again in its place, in the same order (`client/producer/batch_split.py`);
 a record alone in its batch fails with `MessageTooLargeError`.
 
 `Producer` (producer.py) is the caller's side: it fills and seals the batches this side sends.
@@ -29,23 +29,23 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kafka_spark.client import batch_split
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.connection import BrokerConnection, InFlight, broker_error
-from kafka_spark.client.delivery import QueuedBatch
 from kafka_spark.client.errors import ProducerError, TransactionFencedError
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.partitioner import StickyPartitioner
+from kafka_spark.client.net.connection import BrokerConnection, InFlight, broker_error
+from kafka_spark.client.net.retry import Backoff, is_retriable, retries_end_within
+from kafka_spark.client.producer import batch_split
+from kafka_spark.client.producer.delivery import QueuedBatch
+from kafka_spark.client.producer.partitioner import StickyPartitioner
+from kafka_spark.client.producer.sequences import Sequences, insert_in_sequence_order
+from kafka_spark.client.producer.transactions import FENCED_CODES, PRODUCE_MAX_VERSION, Transactions
 from kafka_spark.client.records_adapter import seal_records
-from kafka_spark.client.retry import Backoff, is_retriable, retries_end_within
-from kafka_spark.client.sequences import Sequences, insert_in_sequence_order
-from kafka_spark.client.transactions import FENCED_CODES, PRODUCE_MAX_VERSION, Transactions
 from kafka_spark.errors import BrokerError, KafkaConnectionError, KafkaSparkError
 from kafka_spark.protocol import ApiKey
 
 # under the producer's name: one logger for the whole producer, as users configure it
-log = logging.getLogger("kafka_spark.client.producer")
+log = logging.getLogger("kafka_spark.client.producer.producer")
 
 MESSAGE_TOO_LARGE = 10
 DUPLICATE_SEQUENCE_NUMBER = 46

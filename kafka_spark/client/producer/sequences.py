@@ -20,7 +20,7 @@ are the Java producer's (`TransactionManager`, `TxnPartitionEntry`, `RecordAccum
   new epoch after the abort);
 - UNKNOWN_PRODUCER_ID (the broker lost the producer's state, e.g. to retention) renumbers from 0 when the log
   start moved past the last acknowledged offset;
-- a batch refused with MESSAGE_TOO_LARGE is split (`client/batch_split.py`): its pieces take its sequences and
+- a batch refused with MESSAGE_TOO_LARGE is split (`client/producer/batch_split.py`): its pieces take its sequences and
   its place in flight, and go one at a time as resent batches do.
 
 One rule is ours, not Java's: a partition's first batch under a producer id and epoch goes alone, and the next
@@ -35,10 +35,10 @@ import logging
 from bisect import insort
 from collections import deque
 
-from kafka_spark.client.delivery import QueuedBatch
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.client.producer.delivery import QueuedBatch
 
-log = logging.getLogger("kafka_spark.client.producer")
+log = logging.getLogger("kafka_spark.client.producer.producer")
 
 OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 UNKNOWN_PRODUCER_ID = 59

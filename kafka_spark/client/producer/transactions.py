@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.connection import broker_error
-from kafka_spark.client.coordinator import GROUP, TRANSACTION, Coordinators
 from kafka_spark.client.errors import TransactionError, TransactionFencedError
+from kafka_spark.client.groups.coordinator import GROUP, TRANSACTION, Coordinators
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.client.net.connection import broker_error
 from kafka_spark.errors import KafkaSparkError
 from kafka_spark.errors.codes import BrokerError
 from kafka_spark.protocol import ApiKey

@@ -39,7 +39,7 @@ WRITE_PAYLOAD_OPTIONS = (*_SIDE_OPTIONS.values(), *SERIALIZER_SETTINGS)
 EXACTLY_ONCE_TIMEOUT_MS = "900000"
 # Much of a write's cost is per batch (the broker's work, and ours), so the sink's batches go up to just under a
 # MiB: below the broker's default max.message.bytes (1048588). The producer splits a batch a topic with a lower
-# limit refuses, as Java's does (client/batch_split.py).
+# limit refuses, as Java's does (client/producer/batch_split.py).
 SINK_BATCH_SIZE = "1000000"
 # And per request: at Java's max.request.size (1 MiB) each request carried a single such batch, where Java's own
 # carries 64 of its 16 KiB ones. 16 MiB lets one request carry every partition's batch (the broker takes requests
@@ -75,7 +75,7 @@ class SinkOptions:
         """The worker's pooled connections and metadata for these producer properties (a task's producer runs on
         them; the next task with the same properties takes them over)."""
         from kafka_spark.client.pool import pooled_cluster
-        from kafka_spark.client.producer import producer_properties
+        from kafka_spark.client.producer.producer import producer_properties
 
         return pooled_cluster(producer_properties(self.kafka))
 

@@ -11,7 +11,7 @@ from kafka_spark.errors import ConfigError
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from kafka_spark.client.producer import Producer, SentRecords
+    from kafka_spark.client.producer.producer import Producer, SentRecords
     from kafka_spark.formats.encoding import WritePayloads
 
 # Records sent before the delivered calls are dropped: bounds memory on large tasks (a call's Arrow columns live

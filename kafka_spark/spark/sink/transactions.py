@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kafka_spark.client.errors import TransactionError
-from kafka_spark.client.transactions import TransactionHandle
+from kafka_spark.client.producer.transactions import TransactionHandle
 from kafka_spark.spark.sink.options import SinkOptions
 from kafka_spark.spark.sink.rows import first_topic, produce_rows
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from kafka_spark.client.producer import Producer
+    from kafka_spark.client.producer.producer import Producer
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def write_in_transaction(sink: SinkOptions, txn_id: str, batches: Iterator[pa.Re
                          mark: BatchMark | None = None) -> TaskOutcome:
     """Write the rows in one transaction and leave it open for the driver; abort it if anything fails. The
     producer's connections and metadata come from the worker's pool, as at-least-once tasks' do."""
-    from kafka_spark.client.producer import Producer
+    from kafka_spark.client.producer.producer import Producer
 
     with sink.pooled_cluster() as cluster, Producer(cluster, transactional_id=txn_id) as producer:
         producer.init_transactions()  # fences older attempts of this task, aborting what they left open
@@ -96,7 +96,7 @@ def _record_batch(producer: Producer, txn_id: str, topic: str, mark: BatchMark) 
 
 
 def _already_committed(producer: Producer, txn_id: str, mark: BatchMark) -> bool:
-    from kafka_spark.client.groups import GroupAdmin
+    from kafka_spark.client.groups.admin import GroupAdmin
 
     committed = GroupAdmin(producer.cluster).committed(txn_id, require_stable=True)
     # Markers of a different query id (a new checkpoint reusing the prefix) say nothing about this one.
@@ -116,7 +116,7 @@ def end_transactions(sink: SinkOptions, handles: Sequence[TransactionHandle], co
     on past transactions that are already gone."""
     if not handles:
         return
-    from kafka_spark.client.transactions import end_transactions as end_all
+    from kafka_spark.client.producer.transactions import end_transactions as end_all
 
     with sink.pooled_cluster() as cluster:
         outcomes = end_all(cluster, handles, commit)

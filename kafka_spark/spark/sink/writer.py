@@ -20,7 +20,7 @@ from kafka_spark.spark.worker_setup import prepare_worker
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from kafka_spark.client.transactions import TransactionHandle
+    from kafka_spark.client.producer.transactions import TransactionHandle
     from kafka_spark.formats.encoding import WritePayloads
     from kafka_spark.spark.sink.transactions import TaskOutcome
 
@@ -92,7 +92,7 @@ def arrow_type(data_type: DataType) -> pa.DataType:
 def write_at_least_once(options: SinkOptions, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
     """A task's rows through one producer, flushed; a delivery error fails the task. The producer's connections
     and metadata come from the worker's pool: the worker's next task does not connect again."""
-    from kafka_spark.client.producer import Producer
+    from kafka_spark.client.producer.producer import Producer
     from kafka_spark.spark.sink.rows import produce_rows, serialised
 
     with options.pooled_cluster() as cluster, Producer(cluster) as producer:

@@ -6,8 +6,8 @@ import logging
 from collections.abc import Mapping
 
 from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.fetch.offsets import latest_offsets
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import latest_offsets
 from kafka_spark.errors import ConfigError, DataLossError
 from kafka_spark.offsets.ranges import OffsetRange, split_batch_ranges
 from kafka_spark.offsets.resolve import NoOffsetForTimestampError, resolve_offsets, resolve_partitions

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from kafka_spark.client.fetcher import fetch_range
+from kafka_spark.client.fetch.fetcher import fetch_range
 from kafka_spark.client.pool import pooled_cluster
 from kafka_spark.offsets.ranges import OffsetRange
 from kafka_spark.spark.source.options import SourceOptions

@@ -142,7 +142,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._available_now = True
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
-        from kafka_spark.client.offsets import earliest_offsets
+        from kafka_spark.client.fetch.offsets import earliest_offsets
         from kafka_spark.spark.source.stream_planner import fetch_latest
 
         begin = from_offset_dict(start)
@@ -248,7 +248,7 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def commit(self, end: dict) -> None:
         if not self.options.commit_offsets_to_kafka:
             return
-        from kafka_spark.client.groups import GroupAdmin
+        from kafka_spark.client.groups.admin import GroupAdmin
 
         group = self.options.kafka["group.id"]
         offsets = from_offset_dict(end)

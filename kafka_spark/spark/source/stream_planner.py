@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.errors import BootstrapUnreachableError, RetriesExhaustedError, UnknownTopicError
+from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.offsets import earliest_offsets, latest_offsets
 from kafka_spark.errors import DataLossError
 from kafka_spark.offsets.ranges import OffsetRange, scala_set, split_ranges
 from kafka_spark.offsets.resolve import leader_hints as _leaders

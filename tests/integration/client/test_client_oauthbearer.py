@@ -13,9 +13,9 @@ from harness.oauth_kafka import OIDC, REAUTH, reauthentications
 from harness.oauth_server import AUDIENCE, OTHER_AUDIENCE_SCOPE
 
 from kafka_spark.client import KafkaClient
+from kafka_spark.client.auth.login import token_source
+from kafka_spark.client.auth.oauth.oauthbearer import jwt_claims
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.oauthbearer import jwt_claims
-from kafka_spark.client.sasl_login import token_source
 from kafka_spark.errors import AuthenticationError
 
 VALUES = [f"record-{i}".encode() for i in range(5)]

@@ -82,7 +82,7 @@ def test_arrow_columns_with_every_codec_read_back_by_the_console_consumer(kafka,
         expected += [(p, "null" if k is None else k, v) for p, k, v in zip(places, keys, values, strict=True)]
     rows = _console_rows(kafka.tools, topic_name, len(expected))
     assert sorted((p, key, value) for p, _, key, value in rows) == sorted(expected)
-    from kafka_spark.client.partitioner import partition_for_key
+    from kafka_spark.client.producer.partitioner import partition_for_key
 
     assert all(p == partition_for_key(key.encode(), 3) for p, _, key, _ in rows if key != "null")
 

@@ -11,7 +11,7 @@ import pytest
 from kafka_spark.client import KafkaClient, Producer, TopicPartition
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.errors import TransactionError, TransactionFencedError
-from kafka_spark.client.transactions import end_transaction, end_transactions
+from kafka_spark.client.producer.transactions import end_transaction, end_transactions
 
 
 @pytest.fixture(params=["kafka", "kafka39"], ids=["kafka-4.1", "kafka-3.9"])

@@ -11,10 +11,10 @@ import pytest
 from harness.oauth import CLIENT_ID, CLIENT_SECRET, oidc
 from harness.oauth_server import AUDIENCE, OTHER_AUDIENCE_SCOPE, SCOPE
 
+from kafka_spark.client.auth.login import token_source
+from kafka_spark.client.auth.oauth.oauthbearer import jwt_claims
+from kafka_spark.client.auth.oauth.token_endpoint import TokenEndpointError, TokenRequest, fetch_token
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.oauthbearer import jwt_claims
-from kafka_spark.client.sasl_login import token_source
-from kafka_spark.client.token_endpoint import TokenEndpointError, TokenRequest, fetch_token
 from kafka_spark.errors import AuthenticationError
 from kafka_spark.local.process import free_port
 

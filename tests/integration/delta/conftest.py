@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_spark.client.producer import Producer
+from kafka_spark.client.producer.producer import Producer
 
 _HERE = str(Path(__file__).parent)
 if _HERE not in sys.path:

@@ -12,7 +12,7 @@ import pytest
 from delta_support import run_killable
 from deltalake import DeltaTable
 
-from kafka_spark.client.producer import Producer
+from kafka_spark.client.producer.producer import Producer
 from kafka_spark.delta import BadRecordError, LoadOptions, StreamOptions, committed_position, load, start_stream
 from kafka_spark.delta.position import SinkCommit, offsets_dir
 from kafka_spark.errors import ConfigError

@@ -14,7 +14,7 @@ import pytest
 from delta_support import latest_offsets_of, run_available_now
 from deltalake import DeltaTable
 
-from kafka_spark.client.producer import Producer
+from kafka_spark.client.producer.producer import Producer
 from kafka_spark.delta import LoadOptions, StreamOptions, committed_position, load
 from kafka_spark.delta.errors import BadRecordError
 

@@ -12,7 +12,7 @@ import pytest
 from deltalake import DeltaTable
 
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.groups import GroupAdmin
+from kafka_spark.client.groups.admin import GroupAdmin
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta import (
     BatchAlreadyCommittedError,

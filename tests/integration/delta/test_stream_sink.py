@@ -18,7 +18,7 @@ from delta_support import (
 from deltalake import DeltaTable
 
 from kafka_spark.client.cluster import Cluster
-from kafka_spark.client.groups import GroupAdmin
+from kafka_spark.client.groups.admin import GroupAdmin
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta import (
     CheckpointMismatchError,

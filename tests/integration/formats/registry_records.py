@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from kafka_spark.client.producer import Producer
+from kafka_spark.client.producer.producer import Producer
 
 ORDER_V1 = {
     "type": "record", "name": "Order", "namespace": "shop",

@@ -10,7 +10,7 @@ from deltalake import DeltaTable
 from registry_records import avro_serializer, serialize
 from stream_once import REGISTRY_ENV
 
-from kafka_spark.client.producer import Producer
+from kafka_spark.client.producer.producer import Producer
 
 NUMBER = {"type": "record", "name": "Numbered", "fields": [{"name": "n", "type": "long"}]}
 

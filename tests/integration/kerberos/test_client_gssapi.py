@@ -73,7 +73,7 @@ def test_a_ticket_cache_login_from_kinit(kdc, kerberos_kafka, alice, topic_name,
 
 def test_a_connection_reauthenticates_with_a_new_ticket_exchange(kerberos_kafka, alice, topic_name, caplog):
     # KIP-368: the broker grants sessions; before one ends the client authenticates again on the same socket
-    caplog.set_level(logging.DEBUG, logger="kafka_spark.client.connection")
+    caplog.set_level(logging.DEBUG, logger="kafka_spark.client.net.connection")
     kerberos_kafka.create_topic(topic_name)
     with KafkaClient(gssapi_config(kerberos_kafka, alice)) as client:
         assert _round_trip(client, topic_name) == VALUES
@@ -90,7 +90,7 @@ def test_a_connection_reauthenticates_with_a_new_ticket_exchange(kerberos_kafka,
 
 def test_a_kinit_cache_is_renewed_on_javas_schedule(kdc, kerberos_kafka, alice, tmp_path, caplog):
     # a renewable 6 s ticket, renewed once half its life has passed (window factor 0.5, no jitter)
-    caplog.set_level(logging.INFO, logger="kafka_spark.client.kerberos_renewal")
+    caplog.set_level(logging.INFO, logger="kafka_spark.client.auth.gssapi.renewal")
     cache = tmp_path / "ccache"
     subprocess.run([kerberos_tool("kinit"), "-l", "6s", "-r", "5m", "-k", "-t", str(alice.keytab), "-c",
                     f"FILE:{cache}", alice.principal], env=kdc.env(), check=True, capture_output=True)
@@ -111,7 +111,7 @@ def test_a_kinit_cache_is_renewed_on_javas_schedule(kdc, kerberos_kafka, alice, 
 
 
 def _tgt(cache):
-    from kafka_spark.client.kerberos_renewal import tgt_times
+    from kafka_spark.client.auth.gssapi.renewal import tgt_times
 
     listing = subprocess.run([kerberos_tool("klist"), "-c", f"FILE:{cache}"], capture_output=True, text=True,
                              check=True, env={**os.environ, "LC_ALL": "C", "TZ": "UTC"}).stdout

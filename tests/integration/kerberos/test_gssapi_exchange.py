@@ -13,7 +13,7 @@ from harness.kdc import kerberos_tool
 from harness.kerberos_kafka import krb5_login
 
 from kafka_spark.client import ClientConfig
-from kafka_spark.client.gssapi import gssapi_mechanism
+from kafka_spark.client.auth.gssapi.mechanism import gssapi_mechanism
 from kafka_spark.errors import AuthenticationError, ConfigError
 
 SERVICE = "exchange"

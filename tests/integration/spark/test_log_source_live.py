@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 from log_source_compare import assert_same_rows, load, rows
 
-from kafka_spark.client.producer import Producer
+from kafka_spark.client.producer.producer import Producer
 from kafka_spark.errors import DataLossError
 from kafka_spark.local.kafka import KafkaNode
 from kafka_spark.segments import PartitionLog

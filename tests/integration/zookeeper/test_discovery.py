@@ -10,7 +10,7 @@ import pytest
 from zk_support import latest, produce
 
 from kafka_spark.client import Cluster, KafkaClient
-from kafka_spark.client.fetcher import fetch_range
+from kafka_spark.client.fetch.fetcher import fetch_range
 from kafka_spark.local.process import free_ports
 from kafka_spark.zookeeper.brokers import registered_brokers, with_discovered_bootstrap
 from kafka_spark.zookeeper.errors import ZooKeeperDataError, ZooKeeperUnreachableError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 
-from kafka_spark.client.batches import scan
+from kafka_spark.client.fetch.batches import scan
 
 
 def _v2(base: int, last_delta: int, size: int = 80) -> bytes:

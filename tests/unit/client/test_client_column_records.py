@@ -11,7 +11,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from kafka_spark.client.column_records import BatchRecords, ColumnRows, ColumnSource, lay_out, picked, reordered
+from kafka_spark.client.producer.column_records import (
+    BatchRecords,
+    ColumnRows,
+    ColumnSource,
+    lay_out,
+    picked,
+    reordered,
+)
 from kafka_spark.records import encode_produced_records
 
 STAMP = 1_700_000_000_000

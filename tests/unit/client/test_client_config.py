@@ -6,6 +6,7 @@ import pickle
 
 import pytest
 
+from kafka_spark.client.auth.login import login_config
 from kafka_spark.client.config import ClientConfig, load_properties, parse_jaas_config, parse_overrides
 from kafka_spark.errors import ConfigError
 
@@ -53,7 +54,7 @@ def test_values_are_parsed_from_strings():
 ])
 def test_invalid_settings_name_the_property(props, message):
     with pytest.raises(ConfigError, match=message):
-        ClientConfig(props)
+        login_config(props)
 
 
 def test_java_only_settings_are_accepted_and_ignored():
@@ -63,7 +64,7 @@ def test_java_only_settings_are_accepted_and_ignored():
 
 def test_jaas_module_must_match_the_mechanism():
     with pytest.raises(ConfigError, match=r"does not serve sasl\.mechanism=PLAIN"):
-        ClientConfig({"bootstrap.servers": "h:1", "security.protocol": "SASL_PLAINTEXT", "sasl.jaas.config": JAAS})
+        login_config({"bootstrap.servers": "h:1", "security.protocol": "SASL_PLAINTEXT", "sasl.jaas.config": JAAS})
 
 
 def test_jaas_parsing_handles_quotes_and_escapes():

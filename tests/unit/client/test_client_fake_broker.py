@@ -8,8 +8,8 @@ import pytest
 from client_fake_broker import CLOSE, FakeBroker, fetch_response
 
 from kafka_spark.client import Cluster, KafkaClient
-from kafka_spark.client.connection import BrokerConnection
 from kafka_spark.client.errors import RetriesExhaustedError
+from kafka_spark.client.net.connection import BrokerConnection
 from kafka_spark.protocol import ApiKey
 from kafka_spark.records import encode_batch
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from kafka_spark.client.kerberos_renewal import TicketTimes, renewal_time, tgt_times
+from kafka_spark.client.auth.gssapi.renewal import TicketTimes, renewal_time, tgt_times
 
 KLIST = """Ticket cache: FILE:/tmp/cc
 Default principal: alice@EXAMPLE.COM

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.partitioner.default import murmur2 as oracle_murmur2
 
-from kafka_spark.client.assignor import range_assign
-from kafka_spark.client.murmur_vector import murmur2_buffers, murmur2_many
-from kafka_spark.client.partitioner import StickyPartitioner, murmur2, partition_for_key
-from kafka_spark.client.send_plan import STICKY, key_partitions
+from kafka_spark.client.groups.assignor import range_assign
+from kafka_spark.client.producer.murmur_vector import murmur2_buffers, murmur2_many
+from kafka_spark.client.producer.partitioner import StickyPartitioner, murmur2, partition_for_key
+from kafka_spark.client.producer.send_plan import STICKY, key_partitions
 
 GOLDEN = {b"21": -973932308, b"foobar": -790332482, b"": 275646681}  # Java's Utils.murmur2
 

@@ -7,7 +7,7 @@ import os
 import pytest
 from client_fake_broker import FakeBroker, fetch_response
 
-from kafka_spark.client.fetcher import fetch_range
+from kafka_spark.client.fetch.fetcher import fetch_range
 from kafka_spark.client.pool import ClusterPool
 from kafka_spark.records import encode_batch
 

@@ -14,7 +14,7 @@ import pytest
 from client_fake_broker import TOPIC_ID, FakeBroker
 
 from kafka_spark.client import Producer, ProducerError
-from kafka_spark.client.partitioner import partition_for_key
+from kafka_spark.client.producer.partitioner import partition_for_key
 from kafka_spark.protocol import ApiKey
 from kafka_spark.records import iter_records
 

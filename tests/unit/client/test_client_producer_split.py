@@ -9,9 +9,9 @@ import pytest
 from client_sequenced_broker import MESSAGE_TOO_LARGE, SequencedBroker
 
 from kafka_spark.client import Producer
-from kafka_spark.client.batch_split import size_limit, split
-from kafka_spark.client.delivery import BATCH_OVERHEAD, QueuedBatch, SentRecords, queued_size
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.client.producer.batch_split import size_limit, split
+from kafka_spark.client.producer.delivery import BATCH_OVERHEAD, QueuedBatch, SentRecords, queued_size
 from kafka_spark.errors import MessageTooLargeError  # type: ignore[attr-defined]
 
 NEVER = 600_000  # linger.ms: only full batches and flush() seal

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.fetcher import RANGE_PARTITION_FETCH_BYTES, range_partition_fetch_bytes
+from kafka_spark.client.fetch.fetcher import RANGE_PARTITION_FETCH_BYTES, range_partition_fetch_bytes
 
 BOOTSTRAP = {"bootstrap.servers": "b:9092"}
 

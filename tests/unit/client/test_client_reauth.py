@@ -7,7 +7,7 @@ import time
 import pytest
 
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.connection import BrokerConnection
+from kafka_spark.client.net.connection import BrokerConnection
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_spark.client.sasl import PlainMechanism, ScramMechanism, saslname
+from kafka_spark.client.auth.plain_scram import PlainMechanism, ScramMechanism, saslname
 from kafka_spark.errors import AuthenticationError
 
 

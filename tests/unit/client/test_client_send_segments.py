@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from kafka_spark.client import connection
+from kafka_spark.client.net import connection
 
 
 def _received(segments: list[memoryview]) -> bytes:

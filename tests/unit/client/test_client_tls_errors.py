@@ -7,7 +7,7 @@ import ssl
 import pytest
 
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.tls import certificate_error
+from kafka_spark.client.net.tls import certificate_error
 from kafka_spark.errors import AuthenticationError
 
 BROKER = "127.0.0.1:9093"

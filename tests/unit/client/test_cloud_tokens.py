@@ -10,11 +10,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from kafka_spark.client import cloud_tokens
-from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.oauthbearer import initial_response
-from kafka_spark.client.sasl_login import mechanism_for
-from kafka_spark.client.tokens import Token
+from kafka_spark.client.auth.login import login_config, mechanism_for
+from kafka_spark.client.auth.oauth import cloud_tokens
+from kafka_spark.client.auth.oauth.oauthbearer import initial_response
+from kafka_spark.client.auth.oauth.tokens import Token
 from kafka_spark.errors import AuthenticationError, ConfigError
 
 pytest.importorskip("aws_msk_iam_sasl_signer")
@@ -74,7 +73,7 @@ def test_aws_msk_iam_payload_equals_kafka_pythons(aws, monkeypatch: pytest.Monke
 
 
 def test_aws_msk_iam_mechanism_through_the_java_configuration(aws) -> None:
-    config = ClientConfig({
+    config = login_config({
         "bootstrap.servers": f"{BROKER}:9098", "security.protocol": "SASL_SSL", "sasl.mechanism": "AWS_MSK_IAM",
         "sasl.jaas.config": "software.amazon.msk.auth.iam.IAMLoginModule required;",
         "sasl.client.callback.handler.class": "software.amazon.msk.auth.iam.IAMClientCallbackHandler"})
@@ -85,12 +84,12 @@ def test_aws_msk_iam_mechanism_through_the_java_configuration(aws) -> None:
     with pytest.raises(AuthenticationError, match="answered nothing"):
         mechanism.respond(b"")
     with pytest.raises(ConfigError, match="SASL_SSL"):
-        ClientConfig({"bootstrap.servers": f"{BROKER}:9098", "security.protocol": "SASL_PLAINTEXT",
+        login_config({"bootstrap.servers": f"{BROKER}:9098", "security.protocol": "SASL_PLAINTEXT",
                       "sasl.mechanism": "AWS_MSK_IAM"})
 
 
 def test_msk_iam_oauthbearer_token_is_the_signers_and_its_signature_is_sigv4(aws) -> None:
-    config = ClientConfig({
+    config = login_config({
         "bootstrap.servers": f"{BROKER}:9098", "security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
         "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;",
         "sasl.login.callback.handler.class": "software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler",
@@ -177,13 +176,13 @@ def test_hooks_return_a_pair_an_access_token_or_milliseconds() -> None:
 
 
 def test_a_hook_is_chosen_by_the_login_callback_handler_option() -> None:
-    config = ClientConfig({
+    config = login_config({
         "bootstrap.servers": "127.0.0.1:9092", "security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
         "sasl.jaas.config": 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required tenant="t9";',
         "sasl.login.callback.handler.class": f"{__name__}:hook_tuple"})
     assert mechanism_for(config, "127.0.0.1").first() == initial_response("tok-t9")
     with pytest.raises(ConfigError, match=r"sasl\.login\.callback\.handler\.class=com\.example\.Custom"):
-        ClientConfig({**config.properties(redact=False), "sasl.login.callback.handler.class": "com.example.Custom"})
+        login_config({**config.properties(redact=False), "sasl.login.callback.handler.class": "com.example.Custom"})
 
 
 # ---- Google Cloud Managed Service for Apache Kafka ------------------------------------------------------

@@ -11,9 +11,9 @@ import pytest
 from harness.certs import self_signed
 from harness.json_http import JsonHandler, serve
 
+from kafka_spark.client.auth.login import mechanism_for
+from kafka_spark.client.auth.oauth.oauthbearer import initial_response
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.oauthbearer import initial_response
-from kafka_spark.client.sasl_login import mechanism_for
 
 pytest.importorskip("azure.identity")
 
@@ -56,7 +56,7 @@ def test_event_hubs_token_comes_from_azure_identity_for_the_namespace_scope(auth
         # a local authority is not one Entra ID's instance discovery knows
         "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
                             'disableInstanceDiscovery="true";',
-        "sasl.login.callback.handler.class": "kafka_spark.client.cloud_tokens:entra_id"})
+        "sasl.login.callback.handler.class": "kafka_spark.client.auth.oauth.cloud_tokens:entra_id"})
     message = mechanism_for(config, NAMESPACE).first()
     assert message == initial_response("eyJ0eXAiOiJKV1QifQ.eyJhdWQiOiJldmVudGh1YnMifQ.c2ln")
     [token_request] = authority
@@ -74,7 +74,7 @@ def test_an_unreachable_authority_is_a_one_line_error_without_the_secret(authori
         "bootstrap.servers": f"{NAMESPACE}:9093", "security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
         "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
                             'disableInstanceDiscovery="true" scope="https://other.example/.default";',
-        "sasl.login.callback.handler.class": "kafka_spark.client.cloud_tokens:entra_id"})
+        "sasl.login.callback.handler.class": "kafka_spark.client.auth.oauth.cloud_tokens:entra_id"})
     with pytest.raises(AuthenticationError) as failed:
         mechanism_for(config, NAMESPACE)
     message = str(failed.value)

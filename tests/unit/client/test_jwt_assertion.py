@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_spark.client.jwt_assertion import AssertionSettings, make_assertion
+from kafka_spark.client.auth.oauth.jwt_assertion import AssertionSettings, make_assertion
 from kafka_spark.errors import AuthenticationError, ConfigError
 
 jwt = pytest.importorskip("jwt")

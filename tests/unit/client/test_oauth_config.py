@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.sasl_login import check_login
+from kafka_spark.client.auth.login import check_login, login_config
 from kafka_spark.errors import ConfigError
 
 OIDC_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
@@ -30,14 +29,14 @@ def oidc(**more: str) -> dict[str, str]:
 
 def refused(props: dict[str, str], option: str) -> str:
     with pytest.raises(ConfigError, match=re.escape(option)) as info:
-        ClientConfig(props)
+        login_config(props)
     message = str(info.value)
     assert "\n" not in message and SECRET not in message
     return message
 
 
 def test_java_style_oidc_configuration_is_accepted():
-    config = ClientConfig(oidc())
+    config = login_config(oidc())
     assert config.sasl_mechanism == "OAUTHBEARER"
 
 
@@ -46,7 +45,7 @@ def test_kafka_41_client_credential_properties_are_accepted():
                     "sasl.oauthbearer.client.credentials.client.secret": SECRET,
                     "sasl.oauthbearer.jwt.retriever.class":
                         "org.apache.kafka.common.security.oauthbearer.ClientCredentialsJwtRetriever"})
-    check_login(ClientConfig(props))
+    check_login(login_config(props))
 
 
 def test_unknown_login_handler_class():
@@ -113,7 +112,7 @@ def test_plain_login_module_with_oauthbearer_is_refused():
             "sasl.oauthbearer.client.credentials.client.secret": SECRET}),
 ])
 def test_client_secret_never_shows(props):
-    config = ClientConfig(props)
+    config = login_config(props)
     assert SECRET not in repr(config) and SECRET not in str(config)
     assert SECRET not in repr(config.properties())
     assert config.redact(f"failed with {SECRET} in it") == "failed with [hidden] in it"

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_spark.client import tokens
-from kafka_spark.client.tokens import RefreshingToken, RefreshRules, Token, refresh_time
+from kafka_spark.client.auth.oauth import tokens
+from kafka_spark.client.auth.oauth.tokens import RefreshingToken, RefreshRules, Token, refresh_time
 from kafka_spark.errors import AuthenticationError
 
 DEFAULTS = RefreshRules()  # factor 0.8, jitter 0.05, min period 60 s, buffer 300 s

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from kafka_spark.client.oauthbearer import (
+from kafka_spark.client.auth.oauth.oauthbearer import (
     OAuthBearerMechanism,
     check_extensions,
     initial_response,

@@ -13,9 +13,14 @@ import pytest
 from harness.certs import self_signed
 from harness.json_http import JsonHandler, serve
 
+from kafka_spark.client.auth.login import token_source
+from kafka_spark.client.auth.oauth.token_endpoint import (
+    TokenEndpointError,
+    TokenEndpointRedirectError,
+    TokenRequest,
+    fetch_token,
+)
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.sasl_login import token_source
-from kafka_spark.client.token_endpoint import TokenEndpointError, TokenEndpointRedirectError, TokenRequest, fetch_token
 
 SECRET = "redirect-client-secret"
 OAUTH = "org.apache.kafka.common.security.oauthbearer"

@@ -16,9 +16,9 @@ import pytest
 from harness.certs import self_signed
 from harness.json_http import JsonHandler, serve
 
+from kafka_spark.client.auth.login import login_config, token_source
+from kafka_spark.client.auth.oauth.token_endpoint import TokenEndpointTlsError, TokenRequest, fetch_token
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.client.sasl_login import token_source
-from kafka_spark.client.token_endpoint import TokenEndpointTlsError, TokenRequest, fetch_token
 from kafka_spark.errors import ConfigError
 
 SECRET = "tls-endpoint-client-secret"
@@ -64,7 +64,7 @@ def endpoint_for(tmp_path: Path) -> Iterator:
 
 
 def config(url: str, jaas_tls: str = "", **more: str) -> ClientConfig:
-    return ClientConfig({
+    return login_config({
         "bootstrap.servers": "127.0.0.1:9093", "security.protocol": "SASL_SSL", "sasl.mechanism": "OAUTHBEARER",
         "sasl.login.callback.handler.class": f"{OAUTH}.OAuthBearerLoginCallbackHandler",
         "sasl.oauthbearer.token.endpoint.url": url,

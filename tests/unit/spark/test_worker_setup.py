@@ -13,7 +13,7 @@ from kafka_spark.spark.worker_setup import prepare_worker
 FREEZE = """
 import gc, weakref
 import numpy, pyarrow, pyarrow.compute
-import kafka_spark.client.producer
+import kafka_spark.client.producer.producer
 from kafka_spark.spark.worker_setup import freeze_loaded_objects
 
 class Node:

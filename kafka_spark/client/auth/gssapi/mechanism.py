@@ -18,7 +18,7 @@ import socket
 import time
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kafka_spark.client.kerberos import (
+from kafka_spark.client.auth.gssapi.credentials import (
     SERVER_UNKNOWN,
     credentials,
     gss_detail,
@@ -27,13 +27,13 @@ from kafka_spark.client.kerberos import (
     login_error,
     minor_code,
 )
-from kafka_spark.client.kerberos_renewal import renewal_for
+from kafka_spark.client.auth.gssapi.renewal import renewal_for
 from kafka_spark.errors import AuthenticationError
 
 if TYPE_CHECKING:
+    from kafka_spark.client.auth.gssapi.credentials import KerberosLogin
+    from kafka_spark.client.auth.mechanism import Mechanism
     from kafka_spark.client.config import ClientConfig
-    from kafka_spark.client.kerberos import KerberosLogin
-    from kafka_spark.client.sasl_login import Mechanism
 
 # RFC 4752 security-layer bits
 NO_SECURITY_LAYER = 0x01

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from kafka_spark.client.kerberos import KerberosLogin
+from kafka_spark.client.auth.gssapi.credentials import KerberosLogin
 
 log = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from kafka_spark.client.auth.oauth.oauthbearer import b64url
+from kafka_spark.client.auth.oauth.tokens import Token
 from kafka_spark.client.callables import import_callable
-from kafka_spark.client.oauthbearer import b64url
-from kafka_spark.client.tokens import Token
 from kafka_spark.errors import AuthenticationError, ConfigError
 
 MSK_USER_AGENT = "kafka-spark"

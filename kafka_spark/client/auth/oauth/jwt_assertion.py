@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_spark.client.oauthbearer import b64url
+from kafka_spark.client.auth.oauth.oauthbearer import b64url
 from kafka_spark.errors import AuthenticationError, ConfigError
 
 GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer"
