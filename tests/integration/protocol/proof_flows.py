@@ -59,8 +59,13 @@ def metadata(wire: BrokerWire, version: int, topic: str) -> Exchange:
     })
 
 
-def topic_facts(wire: BrokerWire, version: int, topic: str, records: int) -> TopicFacts:
-    """Wait until `topic` has a leader and return its id (Metadata v10+ carries topic ids)."""
+def topic_facts(wire: BrokerWire, version: int, topic: str, records: int,
+                served_by: int | None = None) -> TopicFacts:
+    """Wait until `topic` has a leader and return its id (Metadata v10+ carries topic ids).
+
+    Metadata can name a leader before that broker serves the partition; with `served_by` (a ListOffsets
+    version) this also waits until the leader answers for partition 0 without an error.
+    """
     def ready() -> Exchange | None:
         ex = metadata(wire, version, topic)
         (entry,) = ex.body["topics"]
@@ -69,6 +74,13 @@ def topic_facts(wire: BrokerWire, version: int, topic: str, records: int) -> Top
         return ex if ok else None
 
     (entry,) = wait_for(ready, f"a leader for {topic}").body["topics"]
+    if served_by is not None:
+        def serving() -> Exchange | None:
+            ex = list_offsets(wire, served_by, topic, -1)
+            codes = [p["error_code"] for t in ex.body["topics"] for p in t["partitions"]]
+            return ex if codes == [0] else None
+
+        wait_for(serving, f"the leader of {topic} to serve it")
     return TopicFacts(topic, entry["topic_id"], records)
 
 

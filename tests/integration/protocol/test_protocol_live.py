@@ -202,7 +202,8 @@ def test_produce_every_accepted_version_then_fetch_reads_every_record(target: Ta
     name = f"proof-produced-{uuid.uuid4().hex[:8]}"
     with target.wire() as wire:
         create_topics(wire, target.ranges[ApiKey.CREATE_TOPICS][1], name, 1, {})
-        created = topic_facts(wire, target.ranges[ApiKey.METADATA][1], name, 0)
+        created = topic_facts(wire, target.ranges[ApiKey.METADATA][1], name, 0,
+                              served_by=target.ranges[ApiKey.LIST_OFFSETS][1])
         ctx = target.ctx(new_topic=name, new_topic_id=str(created.topic_id))
         for offset, version in enumerate(range(lo, hi + 1)):
             ex = produce_one(wire, version, created, b"key-%d" % offset, b"value from v%d" % version)
