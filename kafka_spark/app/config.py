@@ -46,8 +46,8 @@ from kafka_spark.app.values import (
 from kafka_spark.client import ClientConfig
 from kafka_spark.client.auth.login import check_login
 from kafka_spark.delta.dead_letter import require_schema
-from kafka_spark.delta.position import check_sink_id
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.position import check_sink_id
 
 
 def parse_writer(value: Any, name: str) -> str:

@@ -28,8 +28,8 @@ from kafka_spark.delta import (
     load,
     load_tables,
 )
-from kafka_spark.delta.read_plan import resolve_transform
 from kafka_spark.local.session import LazySpark
+from kafka_spark.sink.read_plan import resolve_transform
 
 PROG = "kafka-to-delta"
 FILE_KEYS = LOAD_KEYS

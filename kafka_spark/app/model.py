@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_spark.delta.catalog import is_table_name
+from kafka_spark.sink.table_names import is_table_name
 from kafka_spark.spark.redaction import redacted_repr
 
 # The demo's table when no broker and no table are given: under the directory the run starts from.

@@ -8,11 +8,11 @@ from typing import Any
 
 from kafka_spark.app.exits import EXIT_FAILED
 from kafka_spark.app.output import TableLine, print_failed_tables, table_rows
-from kafka_spark.delta.catalog import is_table_name
-from kafka_spark.delta.lag import SinkLag
-from kafka_spark.delta.multi_result import MultiLoadResult
-from kafka_spark.delta.routing import PLACEHOLDER, Routing
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.lag import SinkLag
+from kafka_spark.sink.routing import PLACEHOLDER, Routing
+from kafka_spark.sink.run_result import MultiLoadResult
+from kafka_spark.sink.table_names import is_table_name
 
 
 def table_topics(routing: Routing | None, topics: Iterable[str]) -> dict[str, str]:

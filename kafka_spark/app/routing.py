@@ -16,8 +16,8 @@ from kafka_spark.app.model import AppConfig, table_location
 from kafka_spark.app.payloads import BINARY_FORMATS, decoding_options, parse_evolution, parse_format, registry_options
 from kafka_spark.app.values import Parser, parse_bool, parse_names, parse_text
 from kafka_spark.delta.dead_letter import require_schema
-from kafka_spark.delta.routing import ON_TABLE_ERROR, PLACEHOLDER, Routing, Split, TableSettings
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.routing import ON_TABLE_ERROR, PLACEHOLDER, Routing, Split, TableSettings
 
 TABLES_TABLE = "tables"
 TOPICS_TABLE = "topics"

@@ -8,8 +8,8 @@ from typing import Any
 from kafka_spark.app.config import COMMON_KEYS
 from kafka_spark.app.model import AppConfig
 from kafka_spark.app.values import Parser, parse_count, parse_names, parse_positive, parse_text
-from kafka_spark.delta.options import trigger_kwargs
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.options import trigger_kwargs
 from kafka_spark.spark.redaction import redacted_repr
 from kafka_spark.spark.source.options import duration_ms
 

@@ -11,8 +11,8 @@ from kafka_spark.app.demo import SAMPLE_TOPIC, SAMPLE_TRANSFORM, Note, seed_samp
 from kafka_spark.app.model import AppConfig, table_location
 from kafka_spark.app.payloads import decoding_settings, registry_options
 from kafka_spark.app.routing import build_routing, decodes_anywhere, routed, routed_topics, template_location
-from kafka_spark.delta.options import Transform
-from kafka_spark.delta.read_plan import resolve_transform
+from kafka_spark.sink.options import Transform
+from kafka_spark.sink.read_plan import resolve_transform
 from kafka_spark.spark.redaction import redacted_repr
 
 

@@ -22,16 +22,18 @@ from typing import Any
 from kafka_spark.app.flags import add_sink_id_option, add_topic_options, topics_of
 from kafka_spark.cli.metadata_cmd import add_client_args, client_props, has_cluster
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.lag import SinkLag, table_lag
+from kafka_spark.delta.lag import table_lag
 from kafka_spark.delta.location import TableLocation, locate, submitted_session
-from kafka_spark.delta.options import LoadOptions
-from kafka_spark.delta.position import SinkCommit, committed_positions
-from kafka_spark.delta.routed_lag import tables_lag
-from kafka_spark.delta.routing import Routing
+from kafka_spark.delta.position import committed_positions
+from kafka_spark.delta.sink import tables_lag
 from kafka_spark.delta.storage import environment_hadoop_conf
-from kafka_spark.delta.table_state import local_path
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import offsets_to_json
+from kafka_spark.sink.lag import SinkLag
+from kafka_spark.sink.options import LoadOptions
+from kafka_spark.sink.position import SinkCommit
+from kafka_spark.sink.routing import Routing
+from kafka_spark.sink.table_files import local_path
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,22 +1,21 @@
 """Delta Lake sink: Kafka offsets committed in the same Delta transaction as the rows; resume; lag."""
 
-from kafka_spark.delta.errors import (
+from kafka_spark.delta.lag import table_lag
+from kafka_spark.delta.position import committed_position, committed_positions
+from kafka_spark.delta.sink import load, load_tables, tables_lag
+from kafka_spark.delta.stream import CheckpointMismatchError, start_stream
+from kafka_spark.sink.errors import (
     BadRecordError,
     BatchAlreadyCommittedError,
     ConcurrentWriterError,
     OffsetsMovedBackwardsError,
     SinkError,
 )
-from kafka_spark.delta.lag import table_lag
-from kafka_spark.delta.multi_load import load_tables
-from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
-from kafka_spark.delta.options import LoadOptions, StreamOptions, trigger_kwargs
-from kafka_spark.delta.position import SinkCommit, committed_position, committed_positions
-from kafka_spark.delta.results import LoadResult
-from kafka_spark.delta.routed_lag import tables_lag
-from kafka_spark.delta.routing import Routing, Split, TableSettings
-from kafka_spark.delta.sink import load
-from kafka_spark.delta.stream import CheckpointMismatchError, start_stream
+from kafka_spark.sink.options import LoadOptions, StreamOptions, trigger_kwargs
+from kafka_spark.sink.position import SinkCommit
+from kafka_spark.sink.results import LoadResult
+from kafka_spark.sink.routing import Routing, Split, TableSettings
+from kafka_spark.sink.run_result import MultiLoadResult, TableCommitError
 
 __all__ = [
     "BadRecordError",

@@ -6,14 +6,11 @@ from kafka_spark.delta.commit import write_commit
 from kafka_spark.delta.direct import choose_writer
 from kafka_spark.delta.direct_commit import write_direct
 from kafka_spark.delta.location import TableLocation
-from kafka_spark.delta.options import LoadOptions
-from kafka_spark.delta.plan import BatchPlan
-from kafka_spark.delta.position import (
-    SinkCommit,
-    now_ms,
-)
-from kafka_spark.delta.read_plan import PlanReader, read_plan
-from kafka_spark.delta.results import LoadResult
+from kafka_spark.sink.options import LoadOptions
+from kafka_spark.sink.plan import BatchPlan
+from kafka_spark.sink.position import SinkCommit, now_ms
+from kafka_spark.sink.read_plan import PlanReader, read_plan
+from kafka_spark.sink.results import LoadResult
 
 
 def commit_batch(spark, options: LoadOptions, plan: BatchPlan, run_id: str,

@@ -6,23 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_spark.delta.catalog import create_catalog_table
-from kafka_spark.delta.crash import crash_point
 from kafka_spark.delta.dead_letter import ParsedValues
-from kafka_spark.delta.errors import BatchAlreadyCommittedError, ConcurrentWriterError, DeltaLogError
+from kafka_spark.delta.errors import DeltaLogError
 from kafka_spark.delta.location import TableLocation, locate, path_location
-from kafka_spark.delta.options import SinkTarget, ValueParsing, WriteFormat
-from kafka_spark.delta.position import (
-    SinkCommit,
-    app_id,
-    commit_of,
-    logged_commit,
-    materialize,
-    write_pending,
-)
-from kafka_spark.delta.progress import Progress
-from kafka_spark.delta.read_plan import apply_transform
-from kafka_spark.delta.results import LoadResult
+from kafka_spark.delta.position import commit_of, logged_commit, materialize, write_pending
 from kafka_spark.delta.table_state import TableState
+from kafka_spark.sink.crash import crash_point
+from kafka_spark.sink.errors import BatchAlreadyCommittedError, ConcurrentWriterError
+from kafka_spark.sink.options import SinkTarget, ValueParsing, WriteFormat
+from kafka_spark.sink.position import SinkCommit, app_id
+from kafka_spark.sink.progress import Progress
+from kafka_spark.sink.read_plan import apply_transform
+from kafka_spark.sink.results import LoadResult
 from kafka_spark.spark.versions import require_delta_spark
 
 

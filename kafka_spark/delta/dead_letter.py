@@ -35,19 +35,19 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.catalog import is_table_name
-from kafka_spark.delta.errors import BadRecordError, SinkError
 from kafka_spark.delta.location import path_location
-from kafka_spark.delta.plan import BatchPlan
-from kafka_spark.delta.position import SinkCommit, app_id
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.errors import BadRecordError, SinkError
+from kafka_spark.sink.plan import BatchPlan
+from kafka_spark.sink.position import SinkCommit, app_id
+from kafka_spark.sink.table_names import is_table_name
 from kafka_spark.spark.versions import require_delta_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType
 
-    from kafka_spark.delta.options import KafkaSource, SinkTarget, ValueParsing
+    from kafka_spark.sink.options import KafkaSource, SinkTarget, ValueParsing
 
 log = logging.getLogger(__name__)
 
@@ -267,7 +267,7 @@ def reconcile(spark: Any, source: KafkaSource, target: SinkTarget, parsing: Valu
     log.warning("batch %d of sink %r was committed to %s with %d dead letters that are not in %s (a crash "
                 "between the two writes): reading the batch again to write them", previous.batch,
                 target.sink_id, target.table, previous.dead_letters, parsing.dead_letter)
-    from kafka_spark.delta.read_plan import read_plan
+    from kafka_spark.sink.read_plan import read_plan
 
     start = {tp: off for tp, off in previous.start_offsets.items() if previous.offsets.get(tp, off) > off}
     plan = BatchPlan(previous.batch, start=start, end={tp: previous.offsets[tp] for tp in start})

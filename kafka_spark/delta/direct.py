@@ -25,17 +25,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kafka_spark.delta.catalog import is_table_name, name_parts
-from kafka_spark.delta.direct_files import PARQUET_CODECS
-from kafka_spark.delta.partition_values import PARTITION_KINDS, time_zone
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.parquet.files import PARQUET_CODECS
+from kafka_spark.sink.parquet.partition_values import PARTITION_KINDS, time_zone
+from kafka_spark.sink.table_names import is_table_name, name_parts
 from kafka_spark.spark.versions import require_delta_spark
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
     from kafka_spark.delta.location import TableLocation
-    from kafka_spark.delta.options import KafkaSource, LoadOptions
+    from kafka_spark.sink.options import KafkaSource, LoadOptions
 
 log = logging.getLogger(__name__)
 

@@ -21,26 +21,27 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.commit import committed, write_commit
-from kafka_spark.delta.crash import crash_point
-from kafka_spark.delta.direct_files import FILE_ROWS_DDL, FileSpec, delete_files
-from kafka_spark.delta.direct_routes import routed_options
-from kafka_spark.delta.errors import BadRecordError, BatchAlreadyCommittedError, ConcurrentWriterError
-from kafka_spark.delta.file_stats import stats_columns
-from kafka_spark.delta.plan import BatchPlan, merged_plan
-from kafka_spark.delta.position import SinkCommit, app_id, materialize, now_ms, write_pending
-from kafka_spark.delta.read_plan import read_plan
-from kafka_spark.delta.results import LoadResult
+from kafka_spark.delta.position import materialize, write_pending
+from kafka_spark.sink.crash import crash_point
+from kafka_spark.sink.errors import BadRecordError, BatchAlreadyCommittedError, ConcurrentWriterError
+from kafka_spark.sink.parquet.files import FILE_ROWS_DDL, FileSpec, delete_files
+from kafka_spark.sink.parquet.routes import routed_options
+from kafka_spark.sink.parquet.stats import stats_columns
+from kafka_spark.sink.plan import BatchPlan, merged_plan
+from kafka_spark.sink.position import SinkCommit, app_id, now_ms
+from kafka_spark.sink.read_plan import read_plan
+from kafka_spark.sink.results import LoadResult
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
     from kafka_spark.delta.direct import DirectTarget
-    from kafka_spark.delta.options import KafkaSource, LoadOptions
-    from kafka_spark.delta.read_plan import PlanReader
+    from kafka_spark.sink.options import KafkaSource, LoadOptions
+    from kafka_spark.sink.read_plan import PlanReader
 
 log = logging.getLogger(__name__)
 
-WRITER = "kafka_spark.delta.direct_files:write_range"
+WRITER = "kafka_spark.sink.parquet.files:write_range"
 
 
 def file_spec(target: DirectTarget) -> FileSpec:

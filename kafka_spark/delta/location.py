@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_spark.delta.catalog import catalog_location, is_table_name
+from kafka_spark.delta.catalog import catalog_location
 from kafka_spark.delta.storage import arrow_filesystem, delta_rs_location
-from kafka_spark.delta.table_files import ArrowFiles, HadoopFiles, LocalFiles, TableFiles
-from kafka_spark.delta.table_state import TableState, local_path
+from kafka_spark.delta.table_state import TableState
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.table_files import ArrowFiles, HadoopFiles, LocalFiles, TableFiles, local_path
+from kafka_spark.sink.table_names import is_table_name
 
 
 @dataclass(frozen=True)

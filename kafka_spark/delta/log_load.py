@@ -20,15 +20,16 @@ from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.batch_commit import commit_batch
 from kafka_spark.delta.dead_letter import check_options
 from kafka_spark.delta.location import locate
-from kafka_spark.delta.options import LoadOptions
-from kafka_spark.delta.plan import BatchPlan, checked_start, refuse_shared, starting_spec
-from kafka_spark.delta.position import SinkCommit, check_sink_id, sink_positions
-from kafka_spark.delta.read_plan import read_plan
-from kafka_spark.delta.results import LoadResult
+from kafka_spark.delta.position import sink_positions
 from kafka_spark.delta.storage import session_hadoop_conf
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.admission import rate_limit
 from kafka_spark.offsets.ranges import offsets_to_json
+from kafka_spark.sink.options import LoadOptions
+from kafka_spark.sink.plan import BatchPlan, checked_start, refuse_shared, starting_spec
+from kafka_spark.sink.position import SinkCommit, check_sink_id
+from kafka_spark.sink.read_plan import read_plan
+from kafka_spark.sink.results import LoadResult
 from kafka_spark.spark.log.options import SOURCE_NAME, parse_log_options
 from kafka_spark.spark.log.planner import PartitionBounds, partition_bounds
 from kafka_spark.spark.redaction import redact_secret_options

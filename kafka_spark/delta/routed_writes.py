@@ -10,10 +10,12 @@ A table whose writer could not be chosen, or whose files could not be written, f
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
+from kafka_spark.delta.commit import write_commit
 from kafka_spark.delta.direct import NEW_CATALOG_TABLE, WriterChoice, choose_writer
 from kafka_spark.delta.direct_commit import (
     DirectJob,
@@ -24,21 +26,21 @@ from kafka_spark.delta.direct_commit import (
     write_tables,
     written_by_spark,
 )
-from kafka_spark.delta.table_commit import commit_table
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.table_format import TableWrites
 
 if TYPE_CHECKING:
     from kafka_spark.delta.location import TableLocation
-    from kafka_spark.delta.options import KafkaSource
-    from kafka_spark.delta.plan import BatchPlan
-    from kafka_spark.delta.position import SinkCommit
-    from kafka_spark.delta.results import LoadResult
-    from kafka_spark.delta.routed import RoutedTable
+    from kafka_spark.sink.options import KafkaSource
+    from kafka_spark.sink.plan import BatchPlan
+    from kafka_spark.sink.position import SinkCommit
+    from kafka_spark.sink.results import LoadResult
+    from kafka_spark.sink.routed import RoutedTable
 
 log = logging.getLogger(__name__)
 
 
-class RoutedWrites:
+class RoutedWrites(TableWrites):
     """One routed batch's writers, table by table; `choices` may be kept between batches (a stream's), and
     a table's entry is dropped once it is stale (a table created by its first commit, or a failure)."""
 
@@ -76,7 +78,9 @@ class RoutedWrites:
         table = routed.table
         self._work[table] = (plan, commit)
         choice = self.choices.get(table)
-        if table in self._errors or choice is None or choice.target is None or routed.decoded:
+        # One read writes the files of single-topic tables; a table of several topics reads its own ranges.
+        if (table in self._errors or choice is None or choice.target is None or routed.decoded
+                or len(routed.topics) != 1):
             return
         try:
             self._jobs[table] = (routed.topic, begin_job(routed.options, commit, choice.target))
@@ -141,3 +145,14 @@ def _split_choice(routed: RoutedTable) -> WriterChoice | None:
     if (routed.options.writer or "").strip().lower() == "direct":
         raise ConfigError(f"writer 'direct' cannot write to {routed.table}: {reason}; use writer 'spark' or 'auto'")
     return WriterChoice("spark", reason=reason if routed.options.writer != "spark" else None)
+
+
+def commit_table(spark, routed: RoutedTable, df, commit: SinkCommit, label: str,
+                 location: TableLocation | None, progress: bool = True) -> LoadResult:
+    """Commit `df` (the table's rows, transformed by its settings) and `commit` to the table in one Delta commit
+    (`progress=False`: without the table's own progress line, when the batch shows one for all)."""
+    opts = routed.options
+    fmt = opts.format if progress else dataclasses.replace(opts.format, progress=False)
+    result = write_commit(spark, opts.target, fmt, opts.parsing, df, commit, label, location)
+    result.table, result.topic = routed.table, routed.topic
+    return result

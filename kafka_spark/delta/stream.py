@@ -36,22 +36,17 @@ from kafka_spark.delta.commit import write_commit
 from kafka_spark.delta.dead_letter import check_options, reconcile
 from kafka_spark.delta.direct import NEW_CATALOG_TABLE, WriterChoice, choose_writer
 from kafka_spark.delta.direct_commit import write_direct
-from kafka_spark.delta.errors import SinkError
 from kafka_spark.delta.location import TableLocation, locate, path_location
-from kafka_spark.delta.offset_log import batch_end_offsets, fresh_checkpoint
-from kafka_spark.delta.options import KafkaSource, StreamOptions, default_checkpoint, trigger_kwargs
-from kafka_spark.delta.plan import BatchPlan, first_starts, placed_offsets, selected_partitions, starting_spec
-from kafka_spark.delta.position import (
-    SinkCommit,
-    check_sink_id,
-    committed_position,
-    now_ms,
-    sink_positions,
-)
-from kafka_spark.delta.publish import check_publish_options, publish_committed
-from kafka_spark.delta.read_plan import apply_transform
-from kafka_spark.delta.results import LoadResult
+from kafka_spark.delta.position import committed_position, sink_positions
 from kafka_spark.offsets.ranges import EARLIEST, offsets_to_json
+from kafka_spark.sink.errors import SinkError
+from kafka_spark.sink.offset_log import batch_end_offsets, fresh_checkpoint
+from kafka_spark.sink.options import KafkaSource, StreamOptions, default_checkpoint, trigger_kwargs
+from kafka_spark.sink.plan import BatchPlan, first_starts, placed_offsets, selected_partitions, starting_spec
+from kafka_spark.sink.position import SinkCommit, check_sink_id, now_ms
+from kafka_spark.sink.publish import check_publish_options, publish_committed
+from kafka_spark.sink.read_plan import apply_transform
+from kafka_spark.sink.results import LoadResult
 from kafka_spark.spark.redaction import redact_secret_options
 
 log = logging.getLogger(__name__)
@@ -104,7 +99,7 @@ def start_stream(spark, options: StreamOptions):
     """Start the query (a `StreamingQuery`); every micro-batch is one Delta commit of rows and offsets (with
     `routing`, one per table: see multi_stream.py)."""
     if options.routing is not None:
-        from kafka_spark.delta.multi_stream import start_routed_stream
+        from kafka_spark.delta.sink import start_routed_stream
 
         return start_routed_stream(spark, options)
     source, target, parsing = options.source, options.target, options.parsing

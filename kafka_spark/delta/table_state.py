@@ -20,9 +20,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import unquote, urlparse
 
 from kafka_spark.delta.errors import DeltaLogError
 
@@ -31,15 +29,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-
-
-def local_path(location: str | os.PathLike[str]) -> Path | None:
-    """The local directory of a plain path or `file:` URI (`file:/t`, `file:///t`); None for other stores."""
-    text = str(location)
-    if text.startswith("file:"):
-        parsed = urlparse(text)
-        return Path(unquote(parsed.path)) if parsed.netloc in ("", "localhost") else None
-    return None if _SCHEME.match(text) and not os.path.isabs(text) else Path(text)
 
 
 class TableState:

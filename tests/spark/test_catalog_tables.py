@@ -9,9 +9,8 @@ import pytest
 
 from kafka_spark.delta.catalog import catalog_location, create_catalog_table
 from kafka_spark.delta.location import locate
-from kafka_spark.delta.table_files import LocalFiles
-from kafka_spark.delta.table_state import local_path
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.table_files import LocalFiles, local_path
 
 
 def unique(prefix: str) -> str:

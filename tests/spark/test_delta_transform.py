@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_spark.delta.read_plan import apply_transform
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.read_plan import apply_transform
 
 
 def test_sql_transform_sees_the_batch_as_view_kafka(spark):

@@ -20,7 +20,7 @@ import pytest
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta import LoadOptions
 from kafka_spark.delta.log_load import read_files, read_options
-from kafka_spark.delta.plan import BatchPlan
+from kafka_spark.sink.plan import BatchPlan
 from kafka_spark.spark.redaction import OPTIONS_REGEX_CONF, SPARK_DEFAULT_OPTIONS_REGEX
 
 ACCOUNT_HOST = "acct47.dfs.core.windows.net"

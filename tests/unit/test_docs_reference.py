@@ -24,7 +24,7 @@ import cli_tables  # noqa: E402  (docs/hooks is not a package: it is put on the 
 import option_tables  # noqa: E402
 import reference  # noqa: E402
 
-from kafka_spark.delta.options import LoadOptions, StreamOptions  # noqa: E402
+from kafka_spark.sink.options import LoadOptions, StreamOptions  # noqa: E402
 from kafka_spark.spark import declared  # noqa: E402
 
 PAGES = sorted([*DOCS.rglob("*.md"), REPO / "README.md"])

@@ -22,7 +22,7 @@ from harness.cache import private_cache
 
 from kafka_spark.client import KafkaClient, Producer
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.crash import CRASH_ENV
+from kafka_spark.sink.crash import CRASH_ENV
 
 REPO = Path(__file__).resolve().parents[3]
 JOBS = REPO / "jobs"

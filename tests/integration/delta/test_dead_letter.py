@@ -14,8 +14,9 @@ from deltalake import DeltaTable
 
 from kafka_spark.client.producer.producer import Producer
 from kafka_spark.delta import BadRecordError, LoadOptions, StreamOptions, committed_position, load, start_stream
-from kafka_spark.delta.position import SinkCommit, offsets_dir
+from kafka_spark.delta.position import offsets_dir
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.position import SinkCommit
 
 DEAD_LETTER_ONCE = Path(__file__).parent / "dead_letter_once.py"
 SCHEMA = "n INT, name STRING"

@@ -16,7 +16,7 @@ from deltalake import DeltaTable
 
 from kafka_spark.client.producer.producer import Producer
 from kafka_spark.delta import LoadOptions, StreamOptions, committed_position, load
-from kafka_spark.delta.errors import BadRecordError
+from kafka_spark.sink.errors import BadRecordError
 
 SCHEMA = ("id BIGINT, name STRING, amount DECIMAL(12,2), ratio DOUBLE, small FLOAT, ok BOOLEAN, level TINYINT, "
           "tags ARRAY<STRING>, attrs MAP<STRING,INT>, address STRUCT<city: STRING, zip: INT>")

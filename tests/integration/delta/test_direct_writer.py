@@ -93,8 +93,8 @@ def test_writers_alternate_on_one_table_with_a_continuous_position(kafka, spark,
 
     # A run that planned batch 3 as well (and lost the race) writes nothing, as Delta skips it for Spark's writer.
     from kafka_spark.delta.batch_commit import commit_batch
-    from kafka_spark.delta.errors import BatchAlreadyCommittedError
-    from kafka_spark.delta.plan import BatchPlan
+    from kafka_spark.sink.errors import BatchAlreadyCommittedError
+    from kafka_spark.sink.plan import BatchPlan
 
     stale = BatchPlan(3, start=dict(results[2].offsets), end=dict(results[3].offsets))
     with pytest.raises(BatchAlreadyCommittedError) as skipped:

@@ -114,7 +114,7 @@ def test_a_killed_backfill_reruns_exactly_and_the_pykafka_log_plan_hides_the_sec
     # pykafka-log takes the direct writer's options; the secret one never reaches a plan.
     secret = "not-for-plans-7f3a"
     df = (spark.read.format("pykafka-log").option("path", str(kafka.log_dir)).option("subscribe", topic_name)
-          .option("directWriteTo", json.dumps({"writer": "kafka_spark.delta.direct_files:write_range",
+          .option("directWriteTo", json.dumps({"writer": "kafka_spark.sink.parquet.files:write_range",
                                                "rows": "path string", "spec": {}}))
           .option("directWriteSecret", secret).load())
     assert df.columns == ["path"]

@@ -23,7 +23,7 @@ from kafka_spark.delta import (
     load_tables,
     start_stream,
 )
-from kafka_spark.delta.errors import UnroutedRecordError
+from kafka_spark.sink.errors import UnroutedRecordError
 
 KINDS = ("click", "view", "buy", None)  # None: no header / no field
 

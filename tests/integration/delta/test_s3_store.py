@@ -12,7 +12,7 @@ from deltalake import DeltaTable
 
 from kafka_spark.delta.location import path_location
 from kafka_spark.delta.storage import delta_rs_location
-from kafka_spark.delta.table_files import ArrowFiles, HadoopFiles
+from kafka_spark.sink.table_files import ArrowFiles, HadoopFiles
 
 SINK = "sink-s3"
 

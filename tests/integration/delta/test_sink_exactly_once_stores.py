@@ -26,8 +26,8 @@ from deltalake import DeltaTable
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta import committed_position
-from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.delta.storage import delta_rs_location
+from kafka_spark.sink.table_names import is_table_name
 
 # One kill per table here, after the commit (the store's side of the protocol: the position read back from the
 # log and the kept offsets written after it); the batch test covers both sides of the commit and random moments on

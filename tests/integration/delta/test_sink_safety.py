@@ -23,10 +23,10 @@ from kafka_spark.delta import (
     load,
 )
 from kafka_spark.delta.batch_commit import commit_batch
-from kafka_spark.delta.plan import plan_batch
 from kafka_spark.delta.position import offsets_dir
 from kafka_spark.delta.storage import delta_rs_location
 from kafka_spark.errors import DataLossError
+from kafka_spark.sink.plan import plan_batch
 
 
 def produce(producer, topic: str, n: int, start: int = 0) -> None:

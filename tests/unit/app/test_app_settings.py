@@ -71,7 +71,7 @@ def test_file_then_environment_then_flags(tmp_path: Path, monkeypatch: pytest.Mo
 
 
 def test_a_transform_module_is_imported_before_spark_starts():
-    from kafka_spark.delta.read_plan import resolve_transform
+    from kafka_spark.sink.read_plan import resolve_transform
 
     assert resolve_transform("SELECT * FROM kafka") == "SELECT * FROM kafka"
     assert callable(resolve_transform("json:dumps"))

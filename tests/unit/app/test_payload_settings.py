@@ -11,9 +11,9 @@ import pytest
 from kafka_spark.app import load, stream
 from kafka_spark.app.config import validate
 from kafka_spark.app.source import Source, sink_settings
-from kafka_spark.delta.options import LoadOptions
 from kafka_spark.errors import ConfigError
 from kafka_spark.formats.options import payload_options
+from kafka_spark.sink.options import LoadOptions
 
 REPO = Path(__file__).resolve().parents[3]
 SECRET = "s3cr3t-Pa55-71c"

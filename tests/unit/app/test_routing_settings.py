@@ -16,9 +16,9 @@ from kafka_spark.cli import delta_offsets_cmd
 from kafka_spark.cli.main import build_parser
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta import LoadOptions, LoadResult, MultiLoadResult, StreamOptions, TableCommitError
-from kafka_spark.delta.lag import SinkLag
-from kafka_spark.delta.routed import routed_tables
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.lag import SinkLag
+from kafka_spark.sink.routed import routed_tables
 
 REPO = Path(__file__).resolve().parents[3]
 BROKER = ["-b", "broker:9092"]

@@ -14,16 +14,16 @@ import pytest
 from deltalake import Schema
 
 from kafka_spark.delta.direct import nullable_schema
-from kafka_spark.delta.direct_files import FILE_ROWS_SCHEMA, FileSpec, write_files
-from kafka_spark.delta.file_stats import Stats, leaf_columns, stats_columns
-from kafka_spark.delta.partition_values import (
+from kafka_spark.records import kafka_schema
+from kafka_spark.sink.parquet.files import FILE_ROWS_SCHEMA, FileSpec, write_files
+from kafka_spark.sink.parquet.partition_values import (
     DEFAULT_PARTITION_NAME,
     escape_path_name,
     partition_path,
     partition_value,
     time_zone,
 )
-from kafka_spark.records import kafka_schema
+from kafka_spark.sink.parquet.stats import Stats, leaf_columns, stats_columns
 
 UTC = dt.timezone.utc
 KAFKA_JSON = nullable_schema(Schema.from_arrow(kafka_schema()).to_json())
@@ -86,7 +86,7 @@ def test_a_long_string_keeps_its_prefix_as_minimum_and_a_raised_prefix_as_maximu
 ])
 def test_long_strings_are_bounded_as_delta_on_spark_bounds_them(text, low, high):
     # Delta's StatisticsCollection.truncateMinStringAgg / truncateMaxStringAgg, with a prefix of 6 UTF-16 units
-    from kafka_spark.delta.file_stats import truncated_max, truncated_min
+    from kafka_spark.sink.parquet.stats import truncated_max, truncated_min
 
     assert truncated_min(text, 6) == low and truncated_max(text, 6) == high
 
@@ -236,7 +236,7 @@ def test_files_are_compressed_and_named_as_sparks_parquet_writer_does(tmp_path, 
 
 
 def test_files_per_partition_value_stay_within_the_target_size_and_open_files_are_bounded(tmp_path, monkeypatch):
-    import kafka_spark.delta.direct_files as files
+    import kafka_spark.sink.parquet.files as files
 
     monkeypatch.setattr(files, "ROW_GROUP_BYTES", 1)  # a row group per batch
     monkeypatch.setattr(files, "MAX_OPEN_FILES", 2)
@@ -300,7 +300,7 @@ def test_decimal_bounds_are_json_numbers_with_their_digits(tmp_path):
 
 
 def test_views_into_decoded_bytes_are_written_uncopied_with_the_tables_types(tmp_path):
-    import kafka_spark.delta.direct_files as files
+    import kafka_spark.sink.parquet.files as files
     from kafka_spark.records import decode_to_arrow, encode_batch
 
     batches = []

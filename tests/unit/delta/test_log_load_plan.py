@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.errors import ConcurrentWriterError
 from kafka_spark.delta.log_load import plan_files
-from kafka_spark.delta.position import SinkCommit
 from kafka_spark.errors import DataLossError
+from kafka_spark.sink.errors import ConcurrentWriterError
+from kafka_spark.sink.position import SinkCommit
 from kafka_spark.spark.log.planner import PartitionBounds
 
 A0, A1, A2 = (TopicPartition("a", p) for p in range(3))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from kafka_spark.delta import LoadOptions, Routing, Split, StreamOptions, TableSettings
-from kafka_spark.delta.catalog import is_table_name
-from kafka_spark.delta.routed import routed_tables, selection
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.routed import routed_tables, selection
+from kafka_spark.sink.table_names import is_table_name
 
 KAFKA = {"bootstrap.servers": "h:9092"}
 
@@ -128,7 +128,7 @@ def test_a_batchs_commits_run_side_by_side_and_report_in_order():
     import time
     from types import SimpleNamespace
 
-    from kafka_spark.delta.table_commit import COMMIT_THREADS, run_commits
+    from kafka_spark.sink.commits import COMMIT_THREADS, run_commits
 
     spark = SimpleNamespace(sparkContext=SimpleNamespace(_gateway=None, _jsc=None))  # not pinned: no properties
     lock, running, peak, finished = threading.Lock(), [0], [0], []

@@ -10,7 +10,7 @@ import pyarrow.fs as pafs
 import pytest
 
 from kafka_spark.delta.storage import arrow_filesystem
-from kafka_spark.delta.table_files import ArrowFiles, LocalFiles, TableFiles
+from kafka_spark.sink.table_files import ArrowFiles, LocalFiles, TableFiles
 
 
 @pytest.fixture(params=["local", "arrow"])

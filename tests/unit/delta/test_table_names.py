@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from kafka_spark.cli.delta_offsets_cmd import hadoop_settings
-from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.delta.location import locate, path_location
 from kafka_spark.delta.storage import environment_hadoop_conf
-from kafka_spark.delta.table_files import ArrowFiles, LocalFiles
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.table_files import ArrowFiles, LocalFiles
+from kafka_spark.sink.table_names import is_table_name
 
 
 @pytest.mark.parametrize("name", [

@@ -11,15 +11,15 @@ from deltalake import CommitProperties, DeltaTable, Transaction, write_deltalake
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.errors import DeltaLogError
 from kafka_spark.delta.position import (
-    SinkCommit,
-    app_id,
     committed_position,
     committed_positions,
     logged_commit,
     materialize,
     write_pending,
 )
-from kafka_spark.delta.table_state import TableState, local_path
+from kafka_spark.delta.table_state import TableState
+from kafka_spark.sink.position import SinkCommit, app_id
+from kafka_spark.sink.table_files import local_path
 
 ROWS = pa.table({"n": pa.array([1], pa.int64())})
 

@@ -1,15 +1,12 @@
-"""One routed table's commit, the step a routed load or micro-batch repeats per table, and what follows it.
+"""Around a batch's table commits: running them side by side, reporting a failed one, publishing them.
 
-`commit_table` is the only place a routed table's rows and offsets are written, through the sink's
-commit protocol (`write_commit`); a different writer replaces it here. `run_commits` runs a batch's
-table commits side by side (each is its own Delta table, so their transactions do not conflict, and
-most of a commit's time is latency: Spark's job and Delta's log work). `Mirrors` gathers the committed
-positions of a run's tables and publishes them once per consumer group.
+`run_commits` runs a batch's table commits side by side (each table is its own, so their transactions
+do not conflict, and most of a commit's time is latency: Spark's job and the table log's work).
+`Mirrors` gathers the committed positions of a run's tables and publishes them once per consumer group.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -17,34 +14,22 @@ from typing import TYPE_CHECKING, TypeVar
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.commit import write_commit
-from kafka_spark.delta.errors import SinkError
-from kafka_spark.delta.options import Publishing
-from kafka_spark.delta.position import SinkCommit, check_sink_id
-from kafka_spark.delta.publish import check_publish_options, publish_committed
-from kafka_spark.delta.results import LoadResult
+from kafka_spark.sink.errors import SinkError
+from kafka_spark.sink.options import Publishing
+from kafka_spark.sink.position import check_sink_id
+from kafka_spark.sink.publish import check_publish_options, publish_committed
+from kafka_spark.sink.results import LoadResult
 
 if TYPE_CHECKING:
-    from kafka_spark.delta.location import TableLocation
-    from kafka_spark.delta.routed import RoutedTable
+    from kafka_spark.sink.routed import RoutedTable
+    from kafka_spark.sink.table_format import TableFormat
 
 log = logging.getLogger(__name__)
 
-# The most table commits of one batch that run at once (each a Spark job and Delta log work of its own).
+# The most table commits of one batch that run at once (each a Spark job and log work of its own).
 COMMIT_THREADS = 8
 
 T = TypeVar("T")
-
-
-def commit_table(spark, routed: RoutedTable, df, commit: SinkCommit, label: str,
-                 location: TableLocation | None, progress: bool = True) -> LoadResult:
-    """Commit `df` (the table's rows, transformed by its settings) and `commit` to the table in one Delta commit
-    (`progress=False`: without the table's own progress line, when the batch shows one for all)."""
-    opts = routed.options
-    fmt = opts.format if progress else dataclasses.replace(opts.format, progress=False)
-    result = write_commit(spark, opts.target, fmt, opts.parsing, df, commit, label, location)
-    result.table, result.topic = routed.table, routed.topic
-    return result
 
 
 def run_commits(spark, commits: Sequence[Callable[[], T]]) -> list[T | Exception]:
@@ -89,13 +74,11 @@ def error_line(exc: BaseException) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
 
 
-def check_table(spark, routed: RoutedTable) -> None:
-    """The single-table checks of a routed table's options."""
-    from kafka_spark.delta.dead_letter import check_options
-
+def check_table(spark, routed: RoutedTable, table_format: TableFormat) -> None:
+    """The checks of a table's options: the sink's own, then its format's."""
     opts = routed.options
     check_sink_id(opts.sink_id)
-    check_options(spark, opts.target, opts.parsing)
+    table_format.check(spark, opts)
     check_publish_options(opts.source, opts.publishing)
 
 

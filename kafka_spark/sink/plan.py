@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.errors import ConcurrentWriterError, OffsetsMovedBackwardsError
-from kafka_spark.delta.position import SinkCommit
 from kafka_spark.errors import ConfigError, DataLossError
 from kafka_spark.offsets.admission import rate_limit
 from kafka_spark.offsets.ranges import OffsetRange, offsets_to_json
@@ -26,6 +24,8 @@ from kafka_spark.offsets.resolve import (
     resolve_partitions,
 )
 from kafka_spark.offsets.zookeeper_group import resolve_starts
+from kafka_spark.sink.errors import ConcurrentWriterError, OffsetsMovedBackwardsError
+from kafka_spark.sink.position import SinkCommit
 
 
 @dataclass

@@ -13,7 +13,7 @@ import json
 import logging
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.errors import SinkError
+from kafka_spark.sink.errors import SinkError
 
 log = logging.getLogger(__name__)
 

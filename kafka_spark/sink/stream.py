@@ -32,26 +32,24 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.dead_letter import reconcile
-from kafka_spark.delta.direct import WriterChoice
-from kafka_spark.delta.errors import SinkError
-from kafka_spark.delta.location import TableLocation, locate
-from kafka_spark.delta.multi_result import MultiLoadResult, TableCommitError
-from kafka_spark.delta.offset_log import batch_end_offsets, fresh_checkpoint
-from kafka_spark.delta.options import StreamOptions, trigger_kwargs
-from kafka_spark.delta.plan import BatchPlan, first_starts, placed_offsets
-from kafka_spark.delta.position import SinkCommit, committed_position, now_ms
-from kafka_spark.delta.read_plan import read_plan
-from kafka_spark.delta.results import LoadResult
-from kafka_spark.delta.routed import RoutedTable, routed_tables, routing_of, selected_rows, selection
-from kafka_spark.delta.routed_writes import RoutedWrites
-from kafka_spark.delta.table_commit import Mirrors, check_table, failed_result, run_commits
 from kafka_spark.offsets.ranges import EARLIEST
 from kafka_spark.offsets.resolve import resolve_partitions
+from kafka_spark.sink.commits import Mirrors, check_table, failed_result, run_commits
+from kafka_spark.sink.errors import SinkError
+from kafka_spark.sink.offset_log import batch_end_offsets, fresh_checkpoint
+from kafka_spark.sink.options import StreamOptions, trigger_kwargs
+from kafka_spark.sink.plan import BatchPlan, first_starts, placed_offsets
+from kafka_spark.sink.position import SinkCommit, now_ms
+from kafka_spark.sink.read_plan import read_plan
+from kafka_spark.sink.results import LoadResult
+from kafka_spark.sink.routed import RoutedTable, routed_tables, routing_of, selected_rows, selection
+from kafka_spark.sink.run_result import MultiLoadResult, TableCommitError
+from kafka_spark.sink.table_format import TableFormat, TableWrites
 from kafka_spark.spark.redaction import redact_secret_options
 
 log = logging.getLogger(__name__)
@@ -59,12 +57,12 @@ log = logging.getLogger(__name__)
 Offsets = Mapping[TopicPartition, int]
 
 
-def start_routed_stream(spark, options: StreamOptions):
+def start_routed_stream(spark, options: StreamOptions, table_format: TableFormat):
     """Start the routed query (a `StreamingQuery`); see the module docstring."""
     routing_of(options)
     checkpoint = options.checkpoint_location
     redact_secret_options(spark)  # before the query clones the session's settings
-    writer = RoutedBatchWriter(spark, options)
+    writer = RoutedBatchWriter(spark, options, table_format)
     with Cluster(options.kafka) as cluster:
         topics, pattern = selection(options)
         tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
@@ -102,17 +100,17 @@ class TableWork:
 class RoutedBatchWriter:
     """The `foreachBatch` function of a routed stream: one commit per table that moved in the micro-batch."""
 
-    def __init__(self, spark, options: StreamOptions) -> None:
-        self.spark, self.options = spark, options
+    def __init__(self, spark, options: StreamOptions, table_format: TableFormat) -> None:
+        self.spark, self.options, self.table_format = spark, options, table_format
         self.routing = routing_of(options)
         self.routed: dict[str, list[RoutedTable]] = {}  # by topic: its table, or a split topic's tables
         self.positions: dict[str, SinkCommit | None] = {}  # by table; absent: read it from the table
-        self.locations: dict[str, TableLocation | None] = {}
+        self.locations: dict[str, Any] = {}  # the table format's locations, by table
         # The first offset of a partition whose table has not committed it yet (EARLIEST: its beginning).
         self.origins: dict[TopicPartition, int | None] = {}
         self.initial: dict[TopicPartition, int] | None = None  # where a fresh checkpoint's batch 0 begins
         self.results: list[MultiLoadResult] = []
-        self.choices: dict[str, WriterChoice] = {}  # each table's writer, chosen once while it serves
+        self.choices: dict[str, Any] = {}  # each table's writer, chosen once while it serves
 
     # ---- routing and positions --------------------------------------------------------------------------
 
@@ -123,7 +121,7 @@ class RoutedBatchWriter:
         new: dict[str, list[RoutedTable]] = {}
         for routed in routed_tables(self.options, set(self.routed) | topics):
             if routed.topic not in self.routed:
-                check_table(self.spark, routed)
+                check_table(self.spark, routed, self.table_format)
                 new.setdefault(routed.topic, []).append(routed)
         self.routed.update(new)
 
@@ -152,9 +150,9 @@ class RoutedBatchWriter:
         if table in self.positions:
             return self.positions[table]
         opts = routed.options
-        location = self.locations.get(table) or locate(table, self.spark)
-        previous = committed_position(location, opts.sink_id) if location is not None else None
-        reconcile(self.spark, opts.source, opts.target, opts.parsing, previous)
+        location = self.locations.get(table) or self.table_format.locate(table, self.spark)
+        previous = self.table_format.position(location, opts.sink_id)
+        self.table_format.repair(self.spark, opts, previous)
         self.locations[table], self.positions[table] = location, previous
         return previous
 
@@ -238,7 +236,8 @@ class RoutedBatchWriter:
 
     def _commit(self, df, batch_id: int, work: list[TableWork], start: Offsets | None, result: MultiLoadResult,
                 mirrors: Mirrors, cluster: Cluster) -> None:
-        writes = RoutedWrites(self.spark, dataclasses.replace(self.options.source, decoding={}), self.choices)
+        writes = self.table_format.writes(self.spark, dataclasses.replace(self.options.source, decoding={}),
+                                          self.choices)
         for item in work:
             writes.writer(item.routed, self.locations.get(item.routed.table))
         self._resolve_earliest(work, writes, cluster)
@@ -275,7 +274,7 @@ class RoutedBatchWriter:
                                    item.routed.table, item.routed.topic, result) from exc
 
     @staticmethod
-    def _resolve_earliest(work: list[TableWork], writes: RoutedWrites, cluster: Cluster) -> None:
+    def _resolve_earliest(work: list[TableWork], writes: TableWrites, cluster: Cluster) -> None:
         """The earliest offsets of the partitions that begin there, in one request for the micro-batch."""
         wanted = [tp for w in work for tp, b in w.begin.items()
                   if b == EARLIEST or (b is None and writes.reads_own(w.routed))]
@@ -310,7 +309,8 @@ class RoutedBatchWriter:
         self.positions[routed.table] = dataclasses.replace(commit, offsets=done.offsets,
                                                            dead_letters=done.dead_letters)
         if self.locations.get(routed.table) is None:
-            self.locations[routed.table] = locate(routed.table, self.spark)  # a catalog table made by the write
+            # a catalog table made by the write
+            self.locations[routed.table] = self.table_format.locate(routed.table, self.spark)
         for tp in item.begin:
             self.origins.pop(tp, None)
         result.tables.append(done)

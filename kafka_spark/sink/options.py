@@ -13,15 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kafka_spark.delta.catalog import is_table_name
-from kafka_spark.delta.routing import PLACEHOLDER, Routing
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.routing import PLACEHOLDER, Routing
+from kafka_spark.sink.table_names import is_table_name
 from kafka_spark.spark.redaction import redacted_repr
 from kafka_spark.spark.source.options import duration_ms
 
 if TYPE_CHECKING:
-    from kafka_spark.delta.multi_result import MultiLoadResult
-    from kafka_spark.delta.results import LoadResult
+    from kafka_spark.sink.results import LoadResult
+    from kafka_spark.sink.run_result import MultiLoadResult
 
 Transform = Callable[[Any], Any]  # DataFrame -> DataFrame
 
@@ -222,7 +222,7 @@ class LoadOptions:
     @property
     def target(self) -> SinkTarget:
         if self.table is None:
-            raise ConfigError("routed options have one target per table: see kafka_spark.delta.routed")
+            raise ConfigError("routed options have one target per table: see kafka_spark.sink.routed")
         return SinkTarget(self.table, self.sink_id)
 
     @property

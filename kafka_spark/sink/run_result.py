@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.errors import SinkError
-from kafka_spark.delta.results import LoadResult
+from kafka_spark.sink.errors import SinkError
+from kafka_spark.sink.results import LoadResult
 
 
 @dataclass

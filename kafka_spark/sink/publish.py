@@ -19,7 +19,7 @@ from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.errors import ConfigError
 
 if TYPE_CHECKING:
-    from kafka_spark.delta.options import KafkaSource, Publishing
+    from kafka_spark.sink.options import KafkaSource, Publishing
 
 log = logging.getLogger(__name__)
 

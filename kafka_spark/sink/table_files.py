@@ -16,16 +16,28 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import uuid
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
 
 if TYPE_CHECKING:
     import pyarrow.fs
 
 # Stores where an object appears only once its upload completes: no temporary name, no rename (a copy there).
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 OBJECT_STORE_SCHEMES = frozenset({"s3a", "s3n", "s3", "gs"})
+
+
+def local_path(location: str | os.PathLike[str]) -> Path | None:
+    """The local directory of a plain path or `file:` URI (`file:/t`, `file:///t`); None for other stores."""
+    text = str(location)
+    if text.startswith("file:"):
+        parsed = urlparse(text)
+        return Path(unquote(parsed.path)) if parsed.netloc in ("", "localhost") else None
+    return None if _SCHEME.match(text) and not os.path.isabs(text) else Path(text)
 
 
 def _scheme(location: str) -> str:

@@ -45,13 +45,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from kafka_spark.delta.file_stats import Stats, leaf_columns
-from kafka_spark.delta.partition_values import (
+from kafka_spark.formats.spark_json.parser import NotCertain, SparkJson
+from kafka_spark.sink.parquet.partition_values import (
     partition_path,
     partition_value,
     time_zone,
 )
-from kafka_spark.formats.spark_json.parser import NotCertain, SparkJson
+from kafka_spark.sink.parquet.stats import Stats, leaf_columns
 
 # The rows a direct-writing task yields: one per file; a row with `firstBad` reports bad records instead.
 # `path` is relative to the table root, as the file is named on the store (delta-rs encodes it for the log);
@@ -279,7 +279,7 @@ def _filesystem(spec: FileSpec) -> tuple[Any, str]:
     """A pyarrow file system for the table's files and the prefix of their names on it."""
     from pyarrow import fs
 
-    from kafka_spark.delta.table_state import local_path
+    from kafka_spark.sink.table_files import local_path
 
     local = local_path(spec.root)
     if local is not None:

@@ -11,9 +11,10 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from kafka_spark.delta.errors import UnroutedRecordError
-from kafka_spark.delta.options import LoadOptions
-from kafka_spark.delta.routing import (
+from kafka_spark.errors import ConfigError
+from kafka_spark.sink.errors import UnroutedRecordError
+from kafka_spark.sink.options import LoadOptions
+from kafka_spark.sink.routing import (
     DEFAULT_SPLIT,
     PLACEHOLDER,
     SPLIT_PLACEHOLDER,
@@ -22,17 +23,23 @@ from kafka_spark.delta.routing import (
     expand,
     refuse_shared,
 )
-from kafka_spark.errors import ConfigError
 
 
 @dataclass(frozen=True)
 class RoutedTable:
-    """One topic's table and its single-table options; `route` says which of the topic's records it takes."""
+    """A table, the topics it holds and its single-table options; `route` says which of the topic's records
+    it takes. A routed table holds one topic; a table loaded without a routing (a routing of one) holds every
+    topic its options select."""
 
-    topic: str
+    topics: tuple[str, ...]
     table: str
     options: LoadOptions
     route: Route | None = None
+
+    @property
+    def topic(self) -> str:
+        """The topic of a routed table (several topics' names, comma-separated, for a routing of one)."""
+        return ",".join(self.topics)
 
     @property
     def decoded(self) -> bool:
@@ -46,12 +53,20 @@ def routing_of(options: LoadOptions) -> Routing:
     return options.routing
 
 
+def carries_on(options: LoadOptions) -> bool:
+    """Whether a failing table lets the others go on (`on_table_error="continue"`); never for one table."""
+    return options.routing is not None and options.routing.continues
+
+
 def selection(options: LoadOptions) -> tuple[list[str], str | None]:
-    """The topics (or the pattern) routed options read: as given, else the topics of the tables map."""
-    routing = routing_of(options)
+    """The topics (or the pattern) the options read: as given, else (routed) the topics of the tables map."""
     if options.pattern:
         return [], options.pattern
-    topics = list(options.topics) or sorted(routing.tables)
+    if options.routing is None:
+        if not options.topics:
+            raise ConfigError("no topics to load")
+        return list(options.topics), None
+    topics = list(options.topics) or sorted(options.routing.tables)
     if not topics:
         raise ConfigError("routing: give the topics or a topic pattern to load (a table template alone names none)")
     return topics, None
@@ -59,9 +74,11 @@ def selection(options: LoadOptions) -> tuple[list[str], str | None]:
 
 def routed_tables(options: LoadOptions, topics: Iterable[str]) -> list[RoutedTable]:
     """Every table of the topics (several for a split topic), by table; ConfigError when two topics share a
-    table or a dead-letter table."""
-    routing = routing_of(options)
-    routed = [RoutedTable(r.topic, r.table, table_options(options, routing, r.topic, r.table, r), r)
+    table or a dead-letter table. Options without a routing are a routing of one: their table, all the topics."""
+    if options.routing is None:
+        return [RoutedTable(tuple(sorted(set(topics))), options.target.table, options)]
+    routing = options.routing
+    routed = [RoutedTable((r.topic,), r.table, table_options(options, routing, r.topic, r.table, r), r)
               for r in routing.routes_for(topics)]
     refuse_shared({r.route.label: r.options.dead_letter for r in routed if r.route and r.options.dead_letter},
                   "dead-letter table")

@@ -30,8 +30,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_spark.delta.catalog import is_table_name
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.table_names import is_table_name
 
 Transform = Callable[[Any], Any]  # DataFrame -> DataFrame
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from kafka_spark.delta.direct_files import FILE_ROWS_DDL, FileSpec, write_files
+from kafka_spark.sink.parquet.files import FILE_ROWS_DDL, FileSpec, write_files
 
-WRITER = "kafka_spark.delta.direct_routes:write_routed"
+WRITER = "kafka_spark.sink.parquet.routes:write_routed"
 ROUTED_ROWS_DDL = f"{FILE_ROWS_DDL}, topic string"
 
 

@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafka_spark.client.callables import import_callable
-from kafka_spark.delta.options import KafkaSource, Transform
-from kafka_spark.delta.plan import BatchPlan
 from kafka_spark.offsets.ranges import offsets_to_json, ranges_to_json
+from kafka_spark.sink.options import KafkaSource, Transform
+from kafka_spark.sink.plan import BatchPlan
 from kafka_spark.spark.redaction import redact_secret_options
 from kafka_spark.spark.source.options import PLANNED_RANGES
 

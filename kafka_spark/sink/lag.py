@@ -1,0 +1,62 @@
+"""How far a sink is behind the brokers: its committed offsets against the latest."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kafka_spark.client.cluster import Cluster
+from kafka_spark.client.errors import UnknownTopicError
+from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
+from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.sink.position import SinkCommit
+
+
+@dataclass(frozen=True)
+class SinkLag:
+    """One sink's position against the brokers.
+
+    `lag` is `latest - committed` per partition; it is negative where the broker's log is behind the
+    table (topic recreated or truncated). Partitions the topic gained after the sink's last batch are
+    in `new_partitions`, with the lag counted from their first offset, where the next load starts them.
+    Topics that no longer exist are in `missing_topics` and have no lag.
+    """
+
+    sink_id: str
+    batch: int
+    committed_at_ms: int
+    committed: dict[TopicPartition, int]
+    latest: dict[TopicPartition, int] = field(default_factory=dict)
+    lag: dict[TopicPartition, int] = field(default_factory=dict)
+    new_partitions: tuple[TopicPartition, ...] = ()
+    missing_topics: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> int:
+        """Records (offsets) not yet loaded, over all partitions; negative lags do not count."""
+        return sum(max(v, 0) for v in self.lag.values())
+
+    @property
+    def behind_broker(self) -> list[TopicPartition]:
+        """Partitions whose committed offset is past the broker's latest offset."""
+        return sorted(tp for tp, v in self.lag.items() if v < 0)
+
+
+def sink_lag(cluster: Cluster, commit: SinkCommit) -> SinkLag:
+    """The lag of one committed sink position, asking `cluster` for the latest offsets."""
+    committed = dict(commit.offsets)
+    present: list[TopicPartition] = []
+    missing: list[str] = []
+    for topic in sorted({tp.topic for tp in committed}):
+        try:
+            present += cluster.partitions(topic)
+        except UnknownTopicError:
+            missing.append(topic)
+    new = [tp for tp in present if tp not in committed]
+    latest = latest_offsets(cluster, present, cluster.config.isolation_level) if present else {}
+    start = dict(committed)
+    if new:
+        start.update(earliest_offsets(cluster, new))
+    lag = {tp: latest[tp] - start[tp] for tp in present}
+    return SinkLag(sink_id=commit.sink_id, batch=commit.batch, committed_at_ms=commit.committed_at_ms,
+                   committed=committed, latest=latest, lag=lag, new_partitions=tuple(new),
+                   missing_topics=tuple(missing))
