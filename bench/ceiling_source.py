@@ -71,9 +71,9 @@ class _ParquetReader(_Reader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from kafka_spark.delta.direct import rows_schema
-        from kafka_spark.delta.direct_files import FileSpec, write_files
-        from kafka_spark.delta.file_stats import stats_columns
-        from kafka_spark.delta.options import KafkaSource
+        from kafka_spark.sink.options import KafkaSource
+        from kafka_spark.sink.parquet.files import FileSpec, write_files
+        from kafka_spark.sink.parquet.stats import stats_columns
 
         schema = rows_schema(KafkaSource({}))
         spec = FileSpec(self.root, schema, stats_columns(schema, {}))
@@ -90,7 +90,7 @@ class ParquetCeiling(DataSource):
         return PARQUET_NAME
 
     def schema(self) -> str:
-        from kafka_spark.delta.direct_files import FILE_ROWS_DDL
+        from kafka_spark.sink.parquet.files import FILE_ROWS_DDL
 
         return FILE_ROWS_DDL
 

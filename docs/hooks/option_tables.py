@@ -15,7 +15,7 @@ from typing import Any
 
 import tomllib
 
-from kafka_spark.delta.options import LoadOptions, StreamOptions
+from kafka_spark.sink.options import LoadOptions, StreamOptions
 from kafka_spark.spark import declared
 
 MEANINGS = Path(__file__).resolve().parents[1] / "reference" / "options.toml"
