@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from kafka_spark.client.config import parse_bool as client_bool
+from kafka_spark.client.properties import parse_bool as client_bool
 from kafka_spark.errors import ConfigError
 
 Parser = Callable[[Any, str], Any]

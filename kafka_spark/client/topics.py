@@ -9,7 +9,7 @@ from typing import Any
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.errors import TopicNotReadyError
-from kafka_spark.client.net.connection import broker_error
+from kafka_spark.errors.codes import broker_error
 from kafka_spark.protocol import ApiKey
 
 

@@ -337,12 +337,12 @@ def error_for_code(code: int, context: str | None = None) -> BrokerError | None:
     return broker_error(code, context)
 
 
-def broker_error(code: int, context: str | None = None) -> BrokerError:
-    """The exception for a non-zero response error code."""
+def broker_error(code: int, context: str | None = None, message: str | None = None) -> BrokerError:
+    """The exception for a non-zero response error code, with the broker's own message when it sent one."""
     cls = ERROR_CLASSES.get(code)
     if cls is None:
         return UnknownBrokerError(code, context)
-    return cls(context=context)
+    return cls(message, context) if message else cls(context=context)
 
 
 def raise_for_code(code: int, context: str | None = None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_spark.client import config as client_config
+from kafka_spark.client import properties as client_properties_table
 from kafka_spark.formats import options as payload_options
 from kafka_spark.formats.avro import types as avro_types
 from kafka_spark.formats.json_schema import codec as json_schema
@@ -100,17 +100,17 @@ def sink_defaults() -> dict[str, str]:
 
 def client_properties() -> dict[str, Any]:
     """Every client property (`kafka.*` options without the prefix) and its default (None: none)."""
-    return {name: prop.default for name, prop in client_config._PROPS.items()}
+    return {name: prop.default for name, prop in client_properties_table.PROPERTIES.items()}
 
 
 def ignored_client_properties() -> tuple[str, ...]:
     """Java client properties that are accepted so that property files work unchanged, and have no effect."""
-    return tuple(sorted(client_config.IGNORED_KEYS))
+    return tuple(sorted(client_properties_table.IGNORED_KEYS))
 
 
 def secret_client_properties() -> frozenset[str]:
     """The properties whose values never appear in logs, errors or plans."""
-    return client_config.SECRET_KEYS
+    return client_properties_table.SECRET_KEYS
 
 
 def zookeeper_properties() -> dict[str, Any]:

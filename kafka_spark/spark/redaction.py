@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from kafka_spark.client.config import REDACTED, SECRET_KEYS
+from kafka_spark.client.properties import REDACTED, SECRET_KEYS
 from kafka_spark.formats.registry.settings import PREFIX as REGISTRY_PREFIX
 from kafka_spark.formats.registry.settings import SECRET_OPTIONS as REGISTRY_SECRET_OPTIONS
 

@@ -25,11 +25,11 @@ from kafka_spark.client.errors import FetchTimeoutError, OffsetOutOfRangeDataLos
 from kafka_spark.client.fetch.batches import scan
 from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import ZERO_UUID, PartitionInfo, TopicPartition
-from kafka_spark.client.net.connection import BrokerConnection, InFlight, broker_error
+from kafka_spark.client.net.connection import BrokerConnection, InFlight
 from kafka_spark.client.net.retry import Backoff, is_retriable
 from kafka_spark.client.records_adapter import decode_fetched
 from kafka_spark.errors import CorruptRecordError, KafkaConnectionError
-from kafka_spark.errors.codes import BrokerError
+from kafka_spark.errors.codes import BrokerError, broker_error
 from kafka_spark.protocol import ApiKey
 
 log = logging.getLogger(__name__)

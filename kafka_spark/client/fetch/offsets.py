@@ -12,9 +12,9 @@ from typing import Any
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.net.connection import BrokerConnection, InFlight, broker_error
+from kafka_spark.client.net.connection import BrokerConnection, InFlight
 from kafka_spark.errors import KafkaConnectionError
-from kafka_spark.errors.codes import LeaderNotAvailableError
+from kafka_spark.errors.codes import LeaderNotAvailableError, broker_error
 from kafka_spark.protocol import ApiKey
 
 LATEST = -1

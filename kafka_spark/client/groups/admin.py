@@ -15,8 +15,8 @@ from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.fetch.offsets import latest_offsets
 from kafka_spark.client.groups.coordinator import GROUP, Coordinators
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.net.connection import BrokerConnection, broker_error
-from kafka_spark.errors.codes import BrokerError
+from kafka_spark.client.net.connection import BrokerConnection
+from kafka_spark.errors.codes import BrokerError, broker_error
 from kafka_spark.protocol import ApiKey, decode_assignment
 
 T = TypeVar("T")

@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.metadata import BrokerInfo
-from kafka_spark.client.net.connection import BrokerConnection, broker_error
+from kafka_spark.client.net.connection import BrokerConnection
 from kafka_spark.client.net.retry import is_retriable
 from kafka_spark.errors import KafkaConnectionError
-from kafka_spark.errors.codes import BrokerError
+from kafka_spark.errors.codes import BrokerError, broker_error
 from kafka_spark.protocol import ApiKey
 
 T = TypeVar("T")

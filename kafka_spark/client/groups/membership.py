@@ -16,9 +16,8 @@ from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.groups.admin import CommittedOffset, GroupAdmin
 from kafka_spark.client.groups.assignor import RANGE, range_assign
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.net.connection import broker_error
 from kafka_spark.errors import KafkaSparkError
-from kafka_spark.errors.codes import BrokerError
+from kafka_spark.errors.codes import BrokerError, broker_error
 from kafka_spark.protocol import ApiKey, decode_assignment, decode_subscription, encode_assignment, encode_subscription
 
 log = logging.getLogger(__name__)

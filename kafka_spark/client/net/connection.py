@@ -31,7 +31,7 @@ from kafka_spark.errors import (
     KafkaSparkError,
     UnsupportedVersionError,
 )
-from kafka_spark.errors.codes import BrokerError, UnknownBrokerError, error_for_code
+from kafka_spark.errors.codes import broker_error, error_for_code
 from kafka_spark.protocol import (
     ApiKey,
     BrokerVersions,
@@ -68,15 +68,6 @@ def send_segments(sock: socket.socket, segments: list[memoryview]) -> None:
             sent -= pending.pop(0).nbytes
         if sent:
             pending[0] = pending[0][sent:]
-
-
-def broker_error(code: int, context: str, message: str | None = None) -> BrokerError:
-    """The typed exception for a non-zero error code, with the broker's own message when it sent one."""
-    error = error_for_code(code, context)
-    assert error is not None, "broker_error() needs a non-zero code"
-    if message and not isinstance(error, UnknownBrokerError):
-        return type(error)(message, context)
-    return error
 
 
 class InFlight:

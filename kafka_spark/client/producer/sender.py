@@ -33,7 +33,7 @@ from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.client.errors import ProducerError, TransactionFencedError
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.net.connection import BrokerConnection, InFlight, broker_error
+from kafka_spark.client.net.connection import BrokerConnection, InFlight
 from kafka_spark.client.net.retry import Backoff, is_retriable, retries_end_within
 from kafka_spark.client.producer import batch_split
 from kafka_spark.client.producer.delivery import QueuedBatch
@@ -42,6 +42,7 @@ from kafka_spark.client.producer.sequences import Sequences, insert_in_sequence_
 from kafka_spark.client.producer.transactions import FENCED_CODES, PRODUCE_MAX_VERSION, Transactions
 from kafka_spark.client.records_adapter import seal_records
 from kafka_spark.errors import BrokerError, KafkaConnectionError, KafkaSparkError
+from kafka_spark.errors.codes import broker_error
 from kafka_spark.protocol import ApiKey
 
 # under the producer's name: one logger for the whole producer, as users configure it

@@ -21,9 +21,8 @@ from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.errors import TransactionError, TransactionFencedError
 from kafka_spark.client.groups.coordinator import GROUP, TRANSACTION, Coordinators
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.client.net.connection import broker_error
 from kafka_spark.errors import KafkaSparkError
-from kafka_spark.errors.codes import BrokerError
+from kafka_spark.errors.codes import BrokerError, broker_error
 from kafka_spark.protocol import ApiKey
 
 log = logging.getLogger(__name__)

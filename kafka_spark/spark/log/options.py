@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from kafka_spark.client.config import ISOLATION_LEVELS
+from kafka_spark.client.properties import ISOLATION_LEVELS
 from kafka_spark.errors import ConfigError
 from kafka_spark.spark.redaction import redacted_repr
 from kafka_spark.spark.source.direct_write import DIRECT_WRITE_OPTIONS

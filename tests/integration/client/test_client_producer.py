@@ -11,7 +11,7 @@ from partition_values import read_back
 
 from kafka_spark.cli.main import main as cli
 from kafka_spark.client import KafkaClient, Producer, ProducerError, TopicPartition
-from kafka_spark.client.config import COMPRESSION_TYPES
+from kafka_spark.client.properties import COMPRESSION_TYPES
 from kafka_spark.errors import BrokerError
 
 KEYS = [f"key-{i}" for i in range(40)]

@@ -7,7 +7,8 @@ import pickle
 import pytest
 
 from kafka_spark.client.auth.login import login_config
-from kafka_spark.client.config import ClientConfig, load_properties, parse_jaas_config, parse_overrides
+from kafka_spark.client.config import ClientConfig, load_properties, parse_overrides
+from kafka_spark.client.properties import parse_jaas_config
 from kafka_spark.errors import ConfigError
 
 SECRET = "s3cr3t-Pa55"

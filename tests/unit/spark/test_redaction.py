@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from kafka_spark.client.config import SECRET_KEYS
+from kafka_spark.client.properties import SECRET_KEYS
 from kafka_spark.spark.redaction import SECRET_OPTIONS_REGEX, SPARK_DEFAULT_OPTIONS_REGEX, redaction_regex
 
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from kafka_spark.client.config import REDACTED, SECRET_KEYS
+from kafka_spark.client.properties import REDACTED, SECRET_KEYS
 from kafka_spark.formats.registry.settings import SECRET_OPTIONS
 from kafka_spark.spark.redaction import (
     SECRET_OPTIONS_REGEX,

@@ -11,14 +11,11 @@ The host name is always checked, whatever the options say: the secret travels in
 from __future__ import annotations
 
 import difflib
-import os
 import ssl
-import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.tls_keys import load_key_pair
+from kafka_spark.tls_keys import TlsSettings, client_context, readable
 
 _WHERE = "sasl.jaas.config option"
 _USED = ("ssl.truststore.location", "ssl.truststore.certificates", "ssl.truststore.type", "ssl.keystore.location",
@@ -30,17 +27,8 @@ _IGNORED = ("ssl.truststore.password", "ssl.protocol", "ssl.enabled.protocols", 
             "ssl.engine.factory.class")
 
 
-@dataclass(frozen=True)
-class TokenTls:
-    """The token endpoint's TLS options; the key material and its password are kept out of `repr`."""
-
-    truststore_location: str | None = None
-    truststore_certificates: str | None = field(default=None, repr=False)
-    keystore_location: str | None = None
-    keystore_key: str | None = field(default=None, repr=False)
-    keystore_certificate_chain: str | None = field(default=None, repr=False)
-    key_password: str | None = field(default=None, repr=False)
-    cipher_suites: str | None = None
+# The token endpoint's TLS options; the key material and its password are kept out of `repr`.
+TokenTls = TlsSettings
 
 
 def token_tls(options: Mapping[str, str]) -> TokenTls:
@@ -74,45 +62,12 @@ def check_token_tls(tls: TokenTls) -> None:
     """Refuse files that cannot be read, at configuration time rather than at the first token fetch."""
     for key, path in (("ssl.truststore.location", tls.truststore_location),
                       ("ssl.keystore.location", tls.keystore_location)):
-        if path and not (os.path.isfile(path) and os.access(path, os.R_OK)):
-            raise ConfigError(f"{_WHERE} {key}: {path} is not a readable file")
+        if path:
+            readable(path, f"{_WHERE} {key}")
 
 
 def token_endpoint_context(tls: TokenTls) -> ssl.SSLContext:
     """A client context for the token endpoint: its CAs (else the system's), its client certificate, and always
     a host name check."""
     check_token_tls(tls)
-    try:
-        if tls.truststore_location:
-            context = ssl.create_default_context(cafile=tls.truststore_location)
-        elif tls.truststore_certificates:
-            context = ssl.create_default_context(cadata=tls.truststore_certificates)
-        else:
-            context = ssl.create_default_context()
-    except ssl.SSLError as exc:
-        raise ConfigError(f"{_WHERE} ssl.truststore: not a readable PEM certificate list ({exc.reason})") from None
-    # create_default_context does both already; stated so that no later change to the defaults can loosen them
-    context.check_hostname = True
-    context.verify_mode = ssl.CERT_REQUIRED
-    if tls.cipher_suites:
-        try:
-            context.set_ciphers(tls.cipher_suites)
-        except ssl.SSLError:
-            raise ConfigError(f"{_WHERE} ssl.cipher.suites: no usable cipher in {tls.cipher_suites!r}") from None
-    if tls.keystore_location:
-        _load_key_pair(context, tls.keystore_location, "ssl.keystore.location", tls.key_password)
-    elif tls.keystore_key and tls.keystore_certificate_chain:
-        # ssl loads key material only from files: a private temporary file, deleted at once
-        fd, path = tempfile.mkstemp(suffix=".pem")
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(tls.keystore_certificate_chain + "\n" + tls.keystore_key + "\n")
-            _load_key_pair(context, path, "ssl.keystore.key", tls.key_password)
-        finally:
-            os.unlink(path)
-    return context
-
-
-def _load_key_pair(context: ssl.SSLContext, path: str, setting: str, password: str | None) -> None:
-    load_key_pair(context, path, None, password, setting=f"{_WHERE} {setting}",
-                  password_setting="ssl.key.password", error=ConfigError)
+    return client_context(tls, check_hostname=True, where=_WHERE)
