@@ -28,25 +28,24 @@ class TlsSettings:
     cipher_suites: str | None = None
 
 
-def client_context(tls: TlsSettings, check_hostname: bool, where: str = "") -> ssl.SSLContext:
+def client_context(tls: TlsSettings, check_hostname: bool, *, error: Callable[[str], Exception],
+                   where: str = "") -> ssl.SSLContext:
     """A client context: the configured CAs (else the system's), the client certificate, the cipher suites;
-    the peer's certificate always verified, its host name when `check_hostname`. ConfigError names the setting,
-    after `where` (the settings' place, such as the login module's options)."""
-    from kafka_spark.errors import ConfigError  # a root module imports no folder at import time
-
+    the peer's certificate always verified, its host name when `check_hostname`. `error(message)` names the
+    setting, after `where` (the settings' place, such as the login module's options)."""
     prefix = f"{where} " if where else ""
     if tls.truststore_location and tls.truststore_certificates:
-        raise ConfigError(f"{prefix}set ssl.truststore.location or ssl.truststore.certificates, not both")
+        raise error(f"{prefix}set ssl.truststore.location or ssl.truststore.certificates, not both")
     try:
         if tls.truststore_location:
-            readable(tls.truststore_location, f"{prefix}ssl.truststore.location")
+            readable(tls.truststore_location, f"{prefix}ssl.truststore.location", error)
             context = ssl.create_default_context(cafile=tls.truststore_location)
         elif tls.truststore_certificates:
             context = ssl.create_default_context(cadata=tls.truststore_certificates)
         else:
             context = ssl.create_default_context()
     except ssl.SSLError as exc:
-        raise ConfigError(f"{prefix}ssl.truststore: not a readable PEM certificate list ({exc.reason})") from None
+        raise error(f"{prefix}ssl.truststore: not a readable PEM certificate list ({exc.reason})") from None
     # stated although create_default_context sets them: no later change to its defaults can loosen them
     context.check_hostname = check_hostname
     context.verify_mode = ssl.CERT_REQUIRED
@@ -54,32 +53,29 @@ def client_context(tls: TlsSettings, check_hostname: bool, where: str = "") -> s
         try:
             context.set_ciphers(tls.cipher_suites)
         except ssl.SSLError:
-            raise ConfigError(f"{prefix}ssl.cipher.suites: no usable cipher in {tls.cipher_suites!r}") from None
-    _load_client_certificate(context, tls, prefix)
+            raise error(f"{prefix}ssl.cipher.suites: no usable cipher in {tls.cipher_suites!r}") from None
+    _load_client_certificate(context, tls, prefix, error)
     return context
 
 
-def readable(path: str, setting: str) -> None:
-    """ConfigError naming `setting` unless `path` is a readable file."""
-    from kafka_spark.errors import ConfigError
-
+def readable(path: str, setting: str, error: Callable[[str], Exception]) -> None:
+    """`error` naming `setting` unless `path` is a readable file."""
     if not os.path.isfile(path) or not os.access(path, os.R_OK):
-        raise ConfigError(f"{setting}: {path} is not a readable file")
+        raise error(f"{setting}: {path} is not a readable file")
 
 
-def _load_client_certificate(context: ssl.SSLContext, tls: TlsSettings, prefix: str) -> None:
-    from kafka_spark.errors import ConfigError
-
+def _load_client_certificate(context: ssl.SSLContext, tls: TlsSettings, prefix: str,
+                             error: Callable[[str], Exception]) -> None:
     def load(path: str, setting: str) -> None:
         load_key_pair(context, path, None, tls.key_password, setting=f"{prefix}{setting}",
-                      password_setting="ssl.key.password", error=ConfigError)
+                      password_setting="ssl.key.password", error=error)
 
     if tls.keystore_location:
-        readable(tls.keystore_location, f"{prefix}ssl.keystore.location")
+        readable(tls.keystore_location, f"{prefix}ssl.keystore.location", error)
         load(tls.keystore_location, "ssl.keystore.location")  # one PEM file: the chain and the private key
     elif tls.keystore_key or tls.keystore_certificate_chain:
         if not (tls.keystore_key and tls.keystore_certificate_chain):
-            raise ConfigError(f"{prefix}ssl.keystore.key and ssl.keystore.certificate.chain go together")
+            raise error(f"{prefix}ssl.keystore.key and ssl.keystore.certificate.chain go together")
         # ssl loads key material only from files: a private temporary file, deleted at once
         fd, path = tempfile.mkstemp(suffix=".pem")
         try:

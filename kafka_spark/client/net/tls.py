@@ -6,7 +6,7 @@ from __future__ import annotations
 import ssl
 
 from kafka_spark.client.config import ClientConfig
-from kafka_spark.errors import AuthenticationError
+from kafka_spark.errors import AuthenticationError, ConfigError
 from kafka_spark.tls_keys import TlsSettings, client_context
 
 # TLS alerts by which a broker refuses the client's certificate, or its lack of one.
@@ -21,7 +21,8 @@ def ssl_context(config: ClientConfig) -> ssl.SSLContext:
     tls = TlsSettings(config.ssl_truststore_location, config.ssl_truststore_certificates,
                       config.ssl_keystore_location, config.ssl_keystore_key, config.ssl_keystore_certificate_chain,
                       config.ssl_key_password or config.ssl_keystore_password, config.ssl_cipher_suites)
-    return client_context(tls, check_hostname=config.ssl_endpoint_identification_algorithm == "https")
+    return client_context(tls, check_hostname=config.ssl_endpoint_identification_algorithm == "https",
+                          error=ConfigError)
 
 
 def presents_certificate(config: ClientConfig) -> bool:

@@ -63,11 +63,11 @@ def check_token_tls(tls: TokenTls) -> None:
     for key, path in (("ssl.truststore.location", tls.truststore_location),
                       ("ssl.keystore.location", tls.keystore_location)):
         if path:
-            readable(path, f"{_WHERE} {key}")
+            readable(path, f"{_WHERE} {key}", ConfigError)
 
 
 def token_endpoint_context(tls: TokenTls) -> ssl.SSLContext:
     """A client context for the token endpoint: its CAs (else the system's), its client certificate, and always
     a host name check."""
     check_token_tls(tls)
-    return client_context(tls, check_hostname=True, where=_WHERE)
+    return client_context(tls, check_hostname=True, error=ConfigError, where=_WHERE)
