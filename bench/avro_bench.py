@@ -243,7 +243,8 @@ class Runner:
     def _delta(self, name: str, data: Dataset) -> Sample:
         from pyspark.sql import functions as F
 
-        from kafka_spark.delta import LoadOptions, load
+        from kafka_spark.delta import load
+        from kafka_spark.sink import LoadOptions
 
         work = Path(tempfile.mkdtemp(prefix="avro-bench-delta-"))
         table = str(work / "table")

@@ -61,7 +61,8 @@ def contenders(spark, bootstrap: str, value_schema: str | None = None) -> dict[s
     """name -> load(topic, table); with `value_schema` every contender parses the JSON values."""
     from pyspark.sql import functions as F
 
-    from kafka_spark.delta import LoadOptions, load
+    from kafka_spark.delta import load
+    from kafka_spark.sink import LoadOptions
 
     def ours(writer: str) -> Callable[[str, str], None]:
         def run(topic: str, table: str) -> None:
@@ -105,7 +106,8 @@ def contenders(spark, bootstrap: str, value_schema: str | None = None) -> dict[s
 def backfill_contenders(spark, node, size: int) -> dict[str, Callable[[str, str], int | None]]:
     """name -> load(topic, table) for --backfill; a ceiling returns the rows it handled (-1: not counted)."""
     from bench.ceiling_source import PARQUET_NAME, register
-    from kafka_spark.delta import LoadOptions, load
+    from kafka_spark.delta import load
+    from kafka_spark.sink import LoadOptions
 
     register(spark)
 

@@ -58,7 +58,8 @@ def jobs_of(spark, groups: list[str]) -> int:
 
 
 def routed_stream(spark, bootstrap: str, pattern: str, lake: Path, writer: str = "spark") -> dict[str, Any]:
-    from kafka_spark.delta import Routing, StreamOptions, start_stream
+    from kafka_spark.delta import start_stream
+    from kafka_spark.sink import Routing, StreamOptions
 
     triggers: list[Any] = []
     opts = StreamOptions(kafka={"bootstrap.servers": bootstrap}, pattern=pattern, sink_id="bench",
@@ -76,7 +77,8 @@ def routed_stream(spark, bootstrap: str, pattern: str, lake: Path, writer: str =
 
 
 def separate_queries(spark, bootstrap: str, topics: list[str], lake: Path) -> dict[str, Any]:
-    from kafka_spark.delta import StreamOptions, start_stream
+    from kafka_spark.delta import start_stream
+    from kafka_spark.sink import StreamOptions
 
     began = time.perf_counter()
     queries = [start_stream(spark, StreamOptions(table=str(lake / t), kafka={"bootstrap.servers": bootstrap},
@@ -91,7 +93,8 @@ def separate_queries(spark, bootstrap: str, topics: list[str], lake: Path) -> di
 
 
 def routed_load(spark, bootstrap: str, pattern: str, lake: Path, writer: str = "spark") -> dict[str, Any]:
-    from kafka_spark.delta import LoadOptions, Routing, load_tables
+    from kafka_spark.delta import load_tables
+    from kafka_spark.sink import LoadOptions, Routing
 
     group = f"bench-{uuid.uuid4().hex[:8]}"
     spark.sparkContext.setJobGroup(group, "routed load")

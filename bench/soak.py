@@ -46,9 +46,10 @@ from harness.faults import ALL_FAULTS, FaultPlan, FaultyNetwork
 from rss import python_descendants, spark_jvm_pid
 
 from kafka_spark.client import KafkaClient, Producer
-from kafka_spark.delta import StreamOptions, start_stream
+from kafka_spark.delta import start_stream
 from kafka_spark.local import start_kafka
 from kafka_spark.local.spark import local_spark
+from kafka_spark.sink import StreamOptions
 
 HERE = Path(__file__).parent
 PARTITIONS = 4

@@ -113,7 +113,8 @@ def run_query(spark, fmt: str, sink: str, topic: str, bootstrap: str, limit: int
     checkpoint, table = work / "checkpoint", work / "table"
     started = time.perf_counter()
     if sink == "delta" and fmt in WRITERS:
-        from kafka_spark.delta import StreamOptions, start_stream
+        from kafka_spark.delta import start_stream
+        from kafka_spark.sink import StreamOptions
 
         rows: list[int] = []
         query = start_stream(spark, StreamOptions(
@@ -263,7 +264,8 @@ class Feed(threading.Thread):
 
 def latency(spark, node, rate: int, seconds: float) -> list[dict[str, Any]]:
     """Per-row Delta commit time minus Kafka timestamp, for both sources writing Delta, default trigger."""
-    from kafka_spark.delta import StreamOptions, start_stream
+    from kafka_spark.delta import start_stream
+    from kafka_spark.sink import StreamOptions
 
     out = []
     for fmt in ("pykafka", "direct", "kafka"):

@@ -124,7 +124,8 @@ class Runner:
 
     def _delta(self, data: Dataset, ranges: dict[int, tuple[int, int]], how: str) -> Sample:
         """`how`: 'ours' (the sink's load), or a source format appended to Delta without offsets."""
-        from kafka_spark.delta import LoadOptions, load
+        from kafka_spark.delta import load
+        from kafka_spark.sink import LoadOptions
 
         table = self.work_dir / f"delta-{uuid.uuid4().hex[:8]}"
         want = sum(e - s for s, e in ranges.values())

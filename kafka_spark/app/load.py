@@ -19,16 +19,9 @@ from kafka_spark.app.routing import routed
 from kafka_spark.app.settings import LOAD_KEYS, LoadConfig
 from kafka_spark.app.source import Source, resolve_source, sink_settings
 from kafka_spark.app.stops import StopRequest
-from kafka_spark.delta import (
-    LoadOptions,
-    LoadResult,
-    OffsetsMovedBackwardsError,
-    TableCommitError,
-    committed_position,
-    load,
-    load_tables,
-)
+from kafka_spark.delta import committed_position, load, load_tables
 from kafka_spark.local.session import LazySpark
+from kafka_spark.sink import LoadOptions, LoadResult, OffsetsMovedBackwardsError, TableCommitError
 from kafka_spark.sink.read_plan import resolve_transform
 
 PROG = "kafka-to-delta"

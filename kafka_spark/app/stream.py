@@ -21,9 +21,10 @@ from kafka_spark.app.settings import STREAM_KEYS, StreamConfig, check_stream
 from kafka_spark.app.source import Source, resolve_source, sink_settings
 from kafka_spark.app.stops import StopRequest
 from kafka_spark.app.watch import Watch, follow_query
-from kafka_spark.delta import MultiLoadResult, StreamOptions, committed_position, start_stream, tables_lag
+from kafka_spark.delta import committed_position, start_stream, tables_lag
 from kafka_spark.local.session import LazySpark
 from kafka_spark.offsets.ranges import offsets_to_json
+from kafka_spark.sink import MultiLoadResult, StreamOptions
 
 PROG = "stream-to-delta"
 FILE_KEYS = STREAM_KEYS

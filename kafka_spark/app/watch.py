@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from kafka_spark.delta import LoadResult, MultiLoadResult
 from kafka_spark.offsets.ranges import offsets_to_json
+from kafka_spark.sink import LoadResult, MultiLoadResult
 from kafka_spark.spark.source.progress import offsets_behind_latest
 
 # How long a stop request waits for the micro-batch in flight before stopping the query anyway.

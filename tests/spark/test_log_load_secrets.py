@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta import LoadOptions
 from kafka_spark.delta.log_load import read_files, read_options
+from kafka_spark.sink import LoadOptions
 from kafka_spark.sink.plan import BatchPlan
 from kafka_spark.spark.redaction import OPTIONS_REGEX_CONF, SPARK_DEFAULT_OPTIONS_REGEX
 

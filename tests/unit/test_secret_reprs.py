@@ -10,7 +10,7 @@ import pytest
 from kafka_spark.app.model import AppConfig
 from kafka_spark.app.settings import LoadConfig, StreamConfig
 from kafka_spark.app.source import Source
-from kafka_spark.delta import LoadOptions, StreamOptions
+from kafka_spark.sink import LoadOptions, StreamOptions
 from kafka_spark.spark.log.options import parse_log_options
 from kafka_spark.spark.sink.options import parse_sink_options
 from kafka_spark.spark.source.options import parse_source_options

@@ -35,9 +35,10 @@ def main(bootstrap: str, topic: str, log_copy: str) -> None:
     import pyspark
     from deltalake import DeltaTable
 
-    from kafka_spark.delta import LoadOptions, StreamOptions, load, start_stream
+    from kafka_spark.delta import load, start_stream
     from kafka_spark.local.jars import has_delta, pom_properties
     from kafka_spark.local.spark import local_spark
+    from kafka_spark.sink import LoadOptions, StreamOptions
 
     spark = local_spark("kafka-spark-compat", master="local[2]")
     options = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic}

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import sys
 
-from kafka_spark.delta import LoadOptions, load
+from kafka_spark.delta import load
 from kafka_spark.local.spark import local_spark
+from kafka_spark.sink import LoadOptions
 
 
 def main() -> None:

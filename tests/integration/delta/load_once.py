@@ -15,8 +15,9 @@ import os
 import sys
 import time
 
-from kafka_spark.delta import LoadOptions, load
+from kafka_spark.delta import load
 from kafka_spark.local.spark import local_spark
+from kafka_spark.sink import LoadOptions
 
 
 def writer_option() -> dict[str, str]:

@@ -14,8 +14,9 @@ import time
 
 from load_once import writer_option
 
-from kafka_spark.delta import LoadOptions, load
+from kafka_spark.delta import load
 from kafka_spark.local.spark import local_spark
+from kafka_spark.sink import LoadOptions
 
 
 def main() -> None:

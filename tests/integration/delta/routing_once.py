@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 import sys
 
-from kafka_spark.delta import Routing, StreamOptions, start_stream
+from kafka_spark.delta import start_stream
 from kafka_spark.local.spark import local_spark
+from kafka_spark.sink import Routing, StreamOptions
 
 SINK = "routed-crash-test"
 

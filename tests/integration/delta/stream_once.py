@@ -15,8 +15,9 @@ import os
 import sys
 import time
 
-from kafka_spark.delta import StreamOptions, start_stream
+from kafka_spark.delta import start_stream
 from kafka_spark.local.spark import local_spark
+from kafka_spark.sink import StreamOptions
 from kafka_spark.sink.crash import CRASH_ENV
 
 REGISTRY_ENV = "KAFKA_SPARK_TEST_REGISTRY"

@@ -8,9 +8,10 @@ import uuid
 
 from delta_support import latest_offsets_of, produce_numbered, run_available_now
 
-from kafka_spark.delta import LoadOptions, StreamOptions, committed_position, load
+from kafka_spark.delta import committed_position, load
 from kafka_spark.delta.catalog import catalog_location
 from kafka_spark.delta.direct import NEW_CATALOG_TABLE
+from kafka_spark.sink import LoadOptions, StreamOptions
 
 
 def test_a_stream_creates_a_catalog_table_and_a_batch_load_continues_it(spark, kafka, producer, topic_name):
@@ -63,7 +64,8 @@ def test_a_stream_creates_a_catalog_table_and_a_batch_load_continues_it(spark, k
 
 def test_a_routed_load_into_catalog_tables_creates_them_then_writes_them_directly(spark, kafka, producer,
                                                                                   topic_name):
-    from kafka_spark.delta import Routing, load_tables
+    from kafka_spark.delta import load_tables
+    from kafka_spark.sink import Routing
 
     prefix = f"cat{uuid.uuid4().hex[:6]}"
     topics = [f"{prefix}-a", f"{prefix}-b"]

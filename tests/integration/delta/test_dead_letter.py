@@ -13,9 +13,10 @@ from delta_support import run_killable
 from deltalake import DeltaTable
 
 from kafka_spark.client.producer.producer import Producer
-from kafka_spark.delta import BadRecordError, LoadOptions, StreamOptions, committed_position, load, start_stream
+from kafka_spark.delta import committed_position, load, start_stream
 from kafka_spark.delta.position import offsets_dir
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink import BadRecordError, LoadOptions, StreamOptions
 from kafka_spark.sink.position import SinkCommit
 
 DEAD_LETTER_ONCE = Path(__file__).parent / "dead_letter_once.py"

@@ -15,7 +15,8 @@ from delta_support import latest_offsets_of, run_available_now
 from deltalake import DeltaTable
 
 from kafka_spark.client.producer.producer import Producer
-from kafka_spark.delta import LoadOptions, StreamOptions, committed_position, load
+from kafka_spark.delta import committed_position, load
+from kafka_spark.sink import LoadOptions, StreamOptions
 from kafka_spark.sink.errors import BadRecordError
 
 SCHEMA = ("id BIGINT, name STRING, amount DECIMAL(12,2), ratio DOUBLE, small FLOAT, ok BOOLEAN, level TINYINT, "

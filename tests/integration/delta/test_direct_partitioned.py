@@ -18,8 +18,9 @@ import pytest
 from delta_support import files_scanned, latest_offsets_of
 from deltalake import DeltaTable
 
-from kafka_spark.delta import LoadOptions, committed_position, load
+from kafka_spark.delta import committed_position, load
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink import LoadOptions
 
 COLUMNS = ["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"]
 # Keys that need Spark's escaping in a directory name, and the two it makes null.

@@ -20,9 +20,10 @@ import pytest
 from delta_support import ROW_COLUMNS, delta_rs_rows, files_scanned, latest_offsets_of, produce_numbered, spark_rows
 from deltalake import DeltaTable
 
-from kafka_spark.delta import LoadOptions, committed_position, load
+from kafka_spark.delta import committed_position, load
 from kafka_spark.delta.direct import direct_writer_reason
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink import LoadOptions
 
 KAFKA_COLUMNS = ("`key` BINARY, `value` BINARY, `topic` STRING, `partition` INT, `offset` BIGINT, "
                  "`timestamp` TIMESTAMP, `timestampType` INT")
@@ -235,7 +236,7 @@ def test_avro_values_decoded_in_the_tasks_and_a_bad_record_refused(kafka, spark,
     sys.path.insert(0, str(Path(__file__).parents[1] / "formats"))
     from registry_records import ORDER_V1, avro_serializer, order, produce, serialize
 
-    from kafka_spark.delta import BadRecordError
+    from kafka_spark.sink import BadRecordError
 
     kafka.create_topic(topic_name)
     good = serialize(avro_serializer(SchemaRegistryClient({"url": registry.url}), ORDER_V1), topic_name,

@@ -14,8 +14,9 @@ from delta_support import ROW_COLUMNS, delta_rs_rows, latest_offsets_of, produce
 from deltalake import DeltaTable
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta import LoadOptions, committed_position, load
+from kafka_spark.delta import committed_position, load
 from kafka_spark.segments import PartitionLog
+from kafka_spark.sink import LoadOptions
 
 COLUMNS = ROW_COLUMNS
 # Segments roll every 100 ms, so a back-fill crosses several of them per partition.

@@ -19,9 +19,10 @@ from delta_support import (
 )
 from deltalake import DeltaTable
 
-from kafka_spark.delta import StreamOptions, committed_position
+from kafka_spark.delta import committed_position
 from kafka_spark.delta.location import path_location
 from kafka_spark.delta.storage import delta_rs_location
+from kafka_spark.sink import StreamOptions
 
 JOB = JOBS / "kafka_to_delta.py"
 

@@ -19,18 +19,8 @@ from routing_once import SINK, routed_options
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.topics import NewTopic, create_topics
-from kafka_spark.delta import (
-    LoadOptions,
-    MultiLoadResult,
-    Routing,
-    StreamOptions,
-    TableCommitError,
-    TableSettings,
-    committed_position,
-    load_tables,
-    start_stream,
-    tables_lag,
-)
+from kafka_spark.delta import committed_position, load_tables, start_stream, tables_lag
+from kafka_spark.sink import LoadOptions, MultiLoadResult, Routing, StreamOptions, TableCommitError, TableSettings
 
 ROUTING_ONCE = Path(__file__).parent / "routing_once.py"
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 from delta_support import produce_numbered
 
-from kafka_spark.delta import LoadOptions, Routing, load_tables
+from kafka_spark.delta import load_tables
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink import LoadOptions, Routing
 
 
 def test_a_routed_load_of_topics_that_differ_only_in_case_fails_and_writes_nothing(spark, kafka, producer,

@@ -12,17 +12,8 @@ from delta_support import latest_offsets_of
 from deltalake import DeltaTable
 from test_routing import create, expected_keys, keys_in
 
-from kafka_spark.delta import (
-    LoadOptions,
-    MultiLoadResult,
-    Routing,
-    Split,
-    StreamOptions,
-    TableCommitError,
-    committed_position,
-    load_tables,
-    start_stream,
-)
+from kafka_spark.delta import committed_position, load_tables, start_stream
+from kafka_spark.sink import LoadOptions, MultiLoadResult, Routing, Split, StreamOptions, TableCommitError
 from kafka_spark.sink.errors import UnroutedRecordError
 
 KINDS = ("click", "view", "buy", None)  # None: no header / no field

@@ -14,18 +14,12 @@ from deltalake import DeltaTable
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.groups.admin import GroupAdmin
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta import (
-    BatchAlreadyCommittedError,
-    ConcurrentWriterError,
-    LoadOptions,
-    OffsetsMovedBackwardsError,
-    committed_position,
-    load,
-)
+from kafka_spark.delta import committed_position, load
 from kafka_spark.delta.batch_commit import commit_batch
 from kafka_spark.delta.position import offsets_dir
 from kafka_spark.delta.storage import delta_rs_location
 from kafka_spark.errors import DataLossError
+from kafka_spark.sink import BatchAlreadyCommittedError, ConcurrentWriterError, LoadOptions, OffsetsMovedBackwardsError
 from kafka_spark.sink.plan import plan_batch
 
 

@@ -137,7 +137,7 @@ def test_trigger_settings(trigger: str, expected: dict):
     from kafka_spark.app import stream as job
 
     config, _ = job.read_config(["--trigger", trigger])
-    from kafka_spark.delta import trigger_kwargs
+    from kafka_spark.sink.options import trigger_kwargs
 
     assert trigger_kwargs(config.trigger) == expected
 

@@ -20,15 +20,9 @@ from deltalake import DeltaTable
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.groups.admin import GroupAdmin
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta import (
-    CheckpointMismatchError,
-    LoadOptions,
-    StreamOptions,
-    committed_position,
-    load,
-    start_stream,
-)
+from kafka_spark.delta import CheckpointMismatchError, committed_position, load, start_stream
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink import LoadOptions, StreamOptions
 
 SINK = "stream"
 

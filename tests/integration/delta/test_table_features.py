@@ -13,8 +13,9 @@ import pytest
 from delta_support import latest_offsets_of, produce_numbered
 from deltalake import DeltaTable
 
-from kafka_spark.delta import LoadOptions, committed_position, load
+from kafka_spark.delta import committed_position, load
 from kafka_spark.delta.position import offsets_dir
+from kafka_spark.sink import LoadOptions
 
 KAFKA_COLUMNS = ("`key` BINARY, `value` BINARY, `topic` STRING, `partition` INT, `offset` BIGINT, "
                  "`timestamp` TIMESTAMP, `timestampType` INT")

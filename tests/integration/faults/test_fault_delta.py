@@ -13,9 +13,10 @@ from deltalake import DeltaTable
 from fault_support import BUDGET, FAST, RECORDS, SEED, SOAK, seed_topic, value
 from harness.faults import FaultPlan, FaultyNetwork
 
-from kafka_spark.delta import LoadOptions, StreamOptions, load, start_stream
+from kafka_spark.delta import load, start_stream
 from kafka_spark.errors import KafkaSparkError
 from kafka_spark.protocol import ApiKey
+from kafka_spark.sink import LoadOptions, StreamOptions
 
 PARTITIONS = 2
 # A run broken by a fault is run again, as a scheduler would; more runs than this is a failure to make progress.

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from registry_records import ORDER_V1, ORDER_V2, avro_serializer, order, produce, serialize
 
-from kafka_spark.delta import BadRecordError, LoadOptions, load
+from kafka_spark.delta import load
 from kafka_spark.formats.registry.wire import frame
+from kafka_spark.sink import BadRecordError, LoadOptions
 
 
 def options(kafka, registry, topic: str, table: str, **extra) -> LoadOptions:

@@ -33,10 +33,11 @@ from typing import Any
 from kafka_spark import register
 from kafka_spark.app.settings import LoadConfig
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta import LoadOptions, StreamOptions, load, start_stream
+from kafka_spark.delta import load, start_stream
 from kafka_spark.delta.log_load import read_files, read_options
 from kafka_spark.local.process import free_port
 from kafka_spark.local.spark import local_spark
+from kafka_spark.sink import LoadOptions, StreamOptions
 from kafka_spark.sink.plan import BatchPlan
 from kafka_spark.spark.log.options import parse_log_options
 from kafka_spark.spark.sink.options import parse_sink_options

@@ -14,7 +14,8 @@ from harness.oauth import CLIENT_SECRET, oidc, spark_options, unsecured
 from harness.oauth_kafka import OIDC, reauthentications
 
 from kafka_spark.client import KafkaClient, Producer
-from kafka_spark.delta import LoadOptions, load
+from kafka_spark.delta import load
+from kafka_spark.sink import LoadOptions
 
 RECORDS = 300
 

@@ -11,7 +11,8 @@ from deltalake import DeltaTable
 from zk_support import latest, produce, shell_get, shell_write_offsets
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta import LoadOptions, StreamOptions, committed_position, load, start_stream
+from kafka_spark.delta import committed_position, load, start_stream
+from kafka_spark.sink import LoadOptions, StreamOptions
 from kafka_spark.zookeeper.offsets import offset_path
 
 COLUMNS = ["topic", "partition", "offset", "key", "value", "timestamp", "timestampType"]

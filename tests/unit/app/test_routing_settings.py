@@ -15,8 +15,8 @@ from kafka_spark.app.source import Source, sink_settings
 from kafka_spark.cli import delta_offsets_cmd
 from kafka_spark.cli.main import build_parser
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta import LoadOptions, LoadResult, MultiLoadResult, StreamOptions, TableCommitError
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink import LoadOptions, LoadResult, MultiLoadResult, StreamOptions, TableCommitError
 from kafka_spark.sink.lag import SinkLag
 from kafka_spark.sink.routed import routed_tables
 
@@ -239,7 +239,7 @@ def test_delta_offsets_refuses_what_names_no_tables(argv: list[str], error: str)
 
 def test_a_failed_tables_topic_is_read_back_from_its_name():
     from kafka_spark.app.routed_run import template_topic
-    from kafka_spark.delta import Routing
+    from kafka_spark.sink import Routing
 
     by_path = Routing(template="/l/{topic}/data", tables={"odd": "/elsewhere"})
     assert template_topic(by_path, "/l/x.y-z/data") == "x.y-z"

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from kafka_spark.delta import LoadOptions
 from kafka_spark.delta.direct import choose_writer, direct_writer_reason, rows_schema
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink import LoadOptions
 
 
 def options(**kw) -> LoadOptions:

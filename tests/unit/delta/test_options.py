@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from kafka_spark.delta import LoadOptions, StreamOptions
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink import LoadOptions, StreamOptions
 from kafka_spark.sink.options import KafkaSource, Pacing, Publishing, SinkTarget, ValueParsing, WriteFormat
 
 KAFKA = {"bootstrap.servers": "h:9092", "security.protocol": "SSL"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kafka_spark.delta import LoadOptions, Routing, Split, StreamOptions, TableSettings
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink import LoadOptions, Routing, Split, StreamOptions, TableSettings
 from kafka_spark.sink.routed import routed_tables, selection
 from kafka_spark.sink.table_names import is_table_name
 

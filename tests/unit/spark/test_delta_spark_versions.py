@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from kafka_spark.delta import LoadOptions
 from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.dead_letter import check_options
 from kafka_spark.delta.direct import choose_writer
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink import LoadOptions
 from kafka_spark.sink.options import SinkTarget, ValueParsing
 from kafka_spark.spark import versions
 from kafka_spark.spark.versions import DeltaSparkError, PySparkVersionError, require_delta_spark, session_has_delta
