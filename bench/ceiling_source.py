@@ -70,7 +70,7 @@ class _ParquetReader(_Reader):
         self.root = options["root"]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from kafka_spark.delta.direct import rows_schema
+        from kafka_spark.delta.writer_choice import rows_schema
         from kafka_spark.sink.options import KafkaSource
         from kafka_spark.sink.parquet.files import FileSpec, write_files
         from kafka_spark.sink.parquet.stats import stats_columns

@@ -88,7 +88,7 @@ def contenders(spark, bootstrap: str, value_schema: str | None = None) -> dict[s
         def parse_alone(topic: str, table: str) -> int:
             import pyarrow as pa
 
-            from kafka_spark.delta.direct import parsed_struct
+            from kafka_spark.delta.writer_choice import parsed_struct
             from kafka_spark.formats.spark_json.parser import SparkJson
 
             size, count = int(topic.split("-")[1].rstrip("b")), _RECORDS[topic]

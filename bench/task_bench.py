@@ -4,7 +4,7 @@
 
 Settings, each in a fresh local session (`local_spark`):
 - pyspark.daemon over TCP (Spark's default);
-- kafka_spark.local.python_daemon over TCP (what local sessions use: a quick ACK per task);
+- kafka_spark.local.pyspark_worker_daemon over TCP (what local sessions use: a quick ACK per task);
 - pyspark.daemon over Unix domain sockets (`spark.python.unix.domain.socket.enabled`, not shipped).
 The source does no work, so the time is Spark's task round trips to its Python workers.
 """
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 SETTINGS = {
     "pyspark.daemon, TCP": {"spark.python.daemon.module": "pyspark.daemon"},
-    "kafka_spark.local.python_daemon, TCP": {"spark.python.daemon.module": "kafka_spark.local.python_daemon"},
+    "kafka_spark.local.pyspark_worker_daemon, TCP": {"spark.python.daemon.module": "kafka_spark.local.pyspark_worker_daemon"},
     "pyspark.daemon, Unix sockets": {"spark.python.daemon.module": "pyspark.daemon",
                                      "spark.python.unix.domain.socket.enabled": "true"},
 }

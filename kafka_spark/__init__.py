@@ -41,7 +41,7 @@ _EXPORTS = {
     "load": "kafka_spark.delta",
     "StreamOptions": "kafka_spark.sink",
     "start_stream": "kafka_spark.delta",
-    "CheckpointMismatchError": "kafka_spark.delta",
+    "CheckpointMismatchError": "kafka_spark.sink",
     "committed_position": "kafka_spark.delta",
     "committed_positions": "kafka_spark.delta",
     "ConcurrentWriterError": "kafka_spark.sink",

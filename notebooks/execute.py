@@ -21,7 +21,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from kafka_spark.local import daemon
+from kafka_spark.local import broker_daemon
 
 HERE = Path(__file__).resolve().parent
 CELL_TIMEOUT = 600  # seconds: the streaming notebook watches its stream for about a minute
@@ -49,14 +49,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", type=Path, help="the notebooks to run (default: notebooks/*.ipynb)")
     args = parser.parse_args(argv)
     paths = [p.resolve() for p in args.notebooks] or sorted(HERE.glob("*.ipynb"))
-    broker, started = daemon.start()
+    broker, started = broker_daemon.start()
     print(f"local broker at {broker.bootstrap}{' (started)' if started else ''}", file=sys.stderr)
     try:
         for path in paths:
             print(f"{path.relative_to(HERE.parent)}: {execute(path):.0f} s", file=sys.stderr)
     finally:
         if started:
-            daemon.stop()
+            broker_daemon.stop()
     return 0
 
 

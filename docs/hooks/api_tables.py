@@ -11,7 +11,8 @@ import importlib
 import kafka_spark
 
 TITLES = {"errors": "Errors", "client": "Kafka client", "records": "Records", "offsets": "Offsets",
-          "protocol": "Offsets", "spark": "Spark data sources", "delta": "Delta Lake"}
+          "protocol": "Offsets", "spark": "Spark data sources", "sink": "The sink (any table format)",
+          "delta": "Delta Lake"}
 
 
 def where(name: str) -> str:

@@ -45,14 +45,14 @@ from kafka_spark.app.values import (
 )
 from kafka_spark.client import ClientConfig
 from kafka_spark.client.auth.login import check_login
-from kafka_spark.delta.dead_letter import require_schema
 from kafka_spark.errors import ConfigError
 from kafka_spark.sink.position import check_sink_id
+from kafka_spark.sink.value_schema import require_schema
 
 
 def parse_writer(value: Any, name: str) -> str:
     """The Delta writer: auto, spark or direct."""
-    from kafka_spark.delta.direct import WRITERS
+    from kafka_spark.delta.writer_choice import WRITERS
 
     text = parse_text(value, name).lower()
     if text not in WRITERS:

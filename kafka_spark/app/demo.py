@@ -32,7 +32,7 @@ Note = Callable[[str], None]
 
 def start_local_broker(note: Note) -> tuple[str, bool]:
     """The local broker's address, starting it unless it runs; and whether it was started now."""
-    from kafka_spark.local import daemon
+    from kafka_spark.local import broker_daemon as daemon
 
     if daemon.status() is None:
         note("starting the local Kafka broker (it keeps running after this run)...")

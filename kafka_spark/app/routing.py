@@ -15,9 +15,9 @@ from typing import Any
 from kafka_spark.app.model import AppConfig, table_location
 from kafka_spark.app.payloads import BINARY_FORMATS, decoding_options, parse_evolution, parse_format, registry_options
 from kafka_spark.app.values import Parser, parse_bool, parse_names, parse_text
-from kafka_spark.delta.dead_letter import require_schema
 from kafka_spark.errors import ConfigError
 from kafka_spark.sink.routing import ON_TABLE_ERROR, PLACEHOLDER, Routing, Split, TableSettings
+from kafka_spark.sink.value_schema import require_schema
 
 TABLES_TABLE = "tables"
 TOPICS_TABLE = "topics"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from kafka_spark.local import daemon
+from kafka_spark.local import broker_daemon as daemon
 from kafka_spark.local.jars import ARTIFACT_SETS, ensure_jars
 
 

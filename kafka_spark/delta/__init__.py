@@ -7,8 +7,8 @@ The options, routing, results and errors every table format shares are in kafka_
 from kafka_spark.delta.errors import DeltaLogError
 from kafka_spark.delta.lag import table_lag
 from kafka_spark.delta.position import committed_position, committed_positions
-from kafka_spark.delta.sink import load, load_tables, tables_lag
-from kafka_spark.delta.stream import CheckpointMismatchError, start_stream
+from kafka_spark.delta.sink import load, load_tables, start_stream, tables_lag
+from kafka_spark.sink.errors import CheckpointMismatchError
 
 __all__ = [
     "CheckpointMismatchError",

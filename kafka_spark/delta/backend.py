@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
+from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.dead_letter import check_options, reconcile
-from kafka_spark.delta.location import locate
+from kafka_spark.delta.location import locate, path_location
 from kafka_spark.delta.position import committed_position, sink_positions
-from kafka_spark.delta.routed_writes import RoutedWrites
+from kafka_spark.delta.table_writes import RoutedWrites
+from kafka_spark.delta.writer_choice import choose_writer
 from kafka_spark.sink.options import KafkaSource, LoadOptions
 from kafka_spark.sink.position import SinkCommit
 from kafka_spark.sink.table_format import TableFormat, TableWrites
@@ -33,6 +35,15 @@ class DeltaFormat(TableFormat):
 
     def repair(self, spark: Any, options: LoadOptions, previous: SinkCommit | None) -> None:
         reconcile(spark, options.source, options.target, options.parsing, previous)
+
+    def choose_writer(self, spark: Any, options: LoadOptions, location: Any) -> Any:
+        return choose_writer(spark, options, location)
+
+    def create_table(self, spark: Any, table: str, schema: Any, partition_by: Sequence[str]) -> Any:
+        return path_location(create_catalog_table(spark, table, schema, partition_by), spark, name=table)
+
+    def root(self, location: Any) -> str:
+        return str(location.path)
 
     def writes(self, spark: Any, source: KafkaSource,
                choices: MutableMapping[str, Any] | None = None) -> TableWrites:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from kafka_spark.delta.commit import write_commit
-from kafka_spark.delta.direct import choose_writer
 from kafka_spark.delta.direct_commit import write_direct
 from kafka_spark.delta.location import TableLocation
+from kafka_spark.delta.spark_commit import write_commit
+from kafka_spark.delta.writer_choice import choose_writer
 from kafka_spark.sink.options import LoadOptions
 from kafka_spark.sink.plan import BatchPlan
 from kafka_spark.sink.position import SinkCommit, now_ms

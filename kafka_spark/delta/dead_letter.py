@@ -1,4 +1,4 @@
-"""JSON values parsed with a schema, and the records that do not parse: a typed failure or a dead-letter table.
+"""The records whose values do not parse or decode: a typed failure, or a Delta dead-letter table.
 
 With `value_schema` (a Spark DDL schema such as `"id BIGINT, amount DECIMAL(12,2)"`) every record's value
 is parsed as JSON with `from_json` in PERMISSIVE mode, and the frame the transform sees (the view `kafka`)
@@ -41,17 +41,16 @@ from kafka_spark.sink.errors import BadRecordError, SinkError
 from kafka_spark.sink.plan import BatchPlan
 from kafka_spark.sink.position import SinkCommit, app_id
 from kafka_spark.sink.table_names import is_table_name
+from kafka_spark.sink.value_schema import CORRUPT, bad_value_reason, require_schema, value_struct
 from kafka_spark.spark.versions import require_delta_spark
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-    from pyspark.sql.types import StructType
 
     from kafka_spark.sink.options import KafkaSource, SinkTarget, ValueParsing
 
 log = logging.getLogger(__name__)
 
-CORRUPT = "_kafka_spark_corrupt"
 # The columns a PERMISSIVE `pykafka` read with keyFormat/valueFormat adds (kafka_spark.formats.columns).
 DECODE_ERRORS = ("keyError", "valueError")
 RAW_COLUMNS = {"key": "rawKey", "value": "rawValue"}
@@ -61,37 +60,6 @@ ERROR = "_kafka_spark_error"
 MARKER = "kafka-spark bad record"
 DEAD_LETTER_COLUMNS = ("sink", "batch", "topic", "partition", "offset", "timestamp", "timestampType", "key",
                        "value", "headers", "error")
-
-
-def value_struct(spark: Any, ddl: str) -> StructType:
-    """The struct `ddl` describes; ConfigError for a DDL Spark cannot parse or that is not a list of fields."""
-    from pyspark.errors import PySparkException
-    from pyspark.sql.types import DataType, StructType
-
-    # Spark's DDL parser runs in the JVM: touching the context starts a session made lazily.
-    spark.sparkContext  # noqa: B018
-    try:
-        parsed = DataType.fromDDL(ddl)
-    except PySparkException as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ConfigError(f"value_schema {ddl!r} is not a Spark DDL schema: {first}") from None
-    if not isinstance(parsed, StructType) or not parsed.fields:
-        raise ConfigError(f"value_schema {ddl!r}: expected fields such as 'id BIGINT, name STRING', "
-                          f"got {parsed.simpleString()}")
-    if CORRUPT in parsed.fieldNames():
-        raise ConfigError(f"value_schema {ddl!r}: the field name {CORRUPT} is reserved")
-    return parsed
-
-
-def require_schema(dead_letter: str | None, value_schema: str | None, decoded: bool = False) -> None:
-    """A dead-letter table needs a value schema or a registry format: without one no record is bad."""
-    if dead_letter and not value_schema and not decoded:
-        raise ConfigError("dead_letter (--dead-letter) needs value_schema (--value-schema) or a value format "
-                          "(--value-format avro|protobuf|json-schema): records are bad when their value does not "
-                          "parse or decode")
-    if value_schema and decoded:
-        raise ConfigError("value_schema (--value-schema) parses JSON values without a registry; with "
-                          "value_format (--value-format) the registry's schema decodes them: give one of the two")
 
 
 def check_options(spark: Any, target: SinkTarget, parsing: ValueParsing) -> None:
@@ -106,14 +74,6 @@ def check_options(spark: Any, target: SinkTarget, parsing: ValueParsing) -> None
         require_delta_spark(f"dead_letter {parsing.dead_letter!r} (written by Spark's Delta writer)", spark)
     if parsing.value_schema is not None:
         value_struct(spark, parsing.value_schema)
-
-
-def _reason(text: Column, ddl: str) -> Column:
-    from pyspark.sql import functions as F
-
-    schema = " ".join(ddl.split())
-    return (F.when(F.try_parse_json(text).isNull(), F.lit("not valid JSON"))
-            .otherwise(F.lit(f"does not match the schema {schema}")))
 
 
 class ParsedValues:
@@ -139,7 +99,7 @@ class ParsedValues:
         schema = StructType([*fields, StructField(CORRUPT, StringType())])
         text = F.col("value").cast("string")
         parsed = F.from_json(text, schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT})
-        reason = _reason(text, parsing.value_schema)
+        reason = bad_value_reason(text, parsing.value_schema)
 
         def bad(struct: Column) -> Column:
             # Empty and blank values parse to null rather than to a corrupt record.

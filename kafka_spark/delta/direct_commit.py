@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from kafka_spark.delta.commit import committed, write_commit
 from kafka_spark.delta.position import materialize, write_pending
+from kafka_spark.delta.spark_commit import committed, write_commit
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.errors import BadRecordError, BatchAlreadyCommittedError, ConcurrentWriterError
 from kafka_spark.sink.parquet.files import FILE_ROWS_DDL, FileSpec, delete_files
@@ -35,7 +35,7 @@ from kafka_spark.sink.results import LoadResult
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-    from kafka_spark.delta.direct import DirectTarget
+    from kafka_spark.delta.writer_choice import DirectTarget
     from kafka_spark.sink.options import KafkaSource, LoadOptions
     from kafka_spark.sink.read_plan import PlanReader
 

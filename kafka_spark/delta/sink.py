@@ -1,4 +1,4 @@
-"""Kafka -> Delta jobs: the sink's loads and routed streams with Delta as the table format."""
+"""Kafka -> Delta jobs: the sink's loads and streams with Delta as the table format."""
 
 from __future__ import annotations
 
@@ -30,9 +30,10 @@ def load_tables(spark, options: LoadOptions) -> MultiLoadResult:
     return core_load.load_tables(spark, options, DELTA)
 
 
-def start_routed_stream(spark, options: StreamOptions):
-    """Start a routed stream into Delta tables (a `StreamingQuery`): one commit per table per micro-batch."""
-    return core_stream.start_routed_stream(spark, options, DELTA)
+def start_stream(spark, options: StreamOptions):
+    """Start a stream into Delta (a `StreamingQuery`): every micro-batch is one Delta commit of rows and offsets
+    per table (with `routing`, one per table whose topics moved); see sink/stream.py."""
+    return core_stream.start_stream(spark, options, DELTA)
 
 
 def tables_lag(options: LoadOptions, conf: Any = None) -> dict[str, SinkLag | None]:

@@ -2,7 +2,7 @@
 SparkSession with Delta Lake, Spark's Kafka connector and s3a://.
 
 Everything binds to 127.0.0.1 on free ports with a fresh data directory, and is stopped by its owner.
-Names are loaded on first use: Spark's Python worker daemon imports `kafka_spark.local.python_daemon`, and
+Names are loaded on first use: Spark's Python worker daemon imports `kafka_spark.local.pyspark_worker_daemon`, and
 should not pay for the servers' modules.
 """
 

@@ -46,7 +46,7 @@ def local_spark_configs(master: str = "local[2]", jars: bool = True) -> dict[str
     }
     daemon = worker_daemon(worker_python())
     if daemon:
-        # PySpark's daemon, acknowledging each task's input at once over TCP (python_daemon.py)
+        # PySpark's daemon, acknowledging each task's input at once over TCP (pyspark_worker_daemon.py)
         conf["spark.python.daemon.module"] = daemon
     # A quick start's Spark JVMs also collect on one thread: G1's concurrent threads cost CPU a short life never
     # pays back (5% of a two-job test's CPU, broker and Python included).

@@ -78,7 +78,7 @@ def worker_python(directory: str | None = None) -> str:
     return str(path) if ran.returncode == 0 else sys.executable
 
 
-DAEMON_MODULE = "kafka_spark.local.python_daemon"
+DAEMON_MODULE = "kafka_spark.local.pyspark_worker_daemon"
 
 
 @functools.cache

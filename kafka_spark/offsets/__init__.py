@@ -1,4 +1,5 @@
-"""Offset ranges and their JSON form; offset stores (Delta, Kafka group, ZooKeeper)."""
+"""Offset ranges and their JSON form, offset specs resolved against a cluster, admission limits per
+trigger, and the starting offsets an old ZooKeeper consumer group holds."""
 
 from kafka_spark.offsets.ranges import (
     EARLIEST,

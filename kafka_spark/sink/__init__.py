@@ -3,13 +3,14 @@
 Options (`LoadOptions`, `StreamOptions`), routing (`Routing`, `Split`, `TableSettings`), the batch plan and
 resume rules (plan.py), positions (`SinkCommit`), the read (read_plan.py), the direct writer's Parquet tasks
 (parquet/), results (`LoadResult`, `MultiLoadResult`), progress, publishing to consumer groups, and the one
-path that runs a load (load.py) or a routed stream (stream.py) through a `TableFormat` (table_format.py).
+path that runs a load (load.py) or a stream (stream.py) through a `TableFormat` (table_format.py).
 Delta is one table format (kafka_spark.delta); its public entry points are there.
 """
 
 from kafka_spark.sink.errors import (
     BadRecordError,
     BatchAlreadyCommittedError,
+    CheckpointMismatchError,
     ConcurrentWriterError,
     OffsetsMovedBackwardsError,
     SinkError,
@@ -26,6 +27,7 @@ from kafka_spark.sink.table_format import TableFormat, TableWrites
 __all__ = [
     "BadRecordError",
     "BatchAlreadyCommittedError",
+    "CheckpointMismatchError",
     "ConcurrentWriterError",
     "LoadOptions",
     "LoadResult",

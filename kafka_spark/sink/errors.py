@@ -51,3 +51,7 @@ class UnroutedRecordError(SinkError):
         self.partition = partition
         self.offset = offset
         self.value = value
+
+
+class CheckpointMismatchError(SinkError):
+    """The query's checkpoint and the table disagree on where the sink's stream stands."""

@@ -155,7 +155,7 @@ class LoadOptions:
     reason in the result), "spark" (Spark's Parquet writer and Delta on Spark) or "direct" (each task writes
     its rows as Parquet and the driver commits them through delta-rs; refused when the table needs Spark's
     writer);
-    see direct.py. Batch loads and streams alike: a stream chooses when it starts (`start_stream` refuses
+    see delta/writer_choice.py. Batch loads and streams alike: a stream chooses when it starts (`start_stream` refuses
     "direct" there), and a directly written micro-batch reads its own offsets from Kafka in the write
     instead of the query's DataFrame (see stream.py).
 

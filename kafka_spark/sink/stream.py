@@ -1,25 +1,36 @@
-"""A routed stream: one query over all selected topics, each micro-batch committed table by table.
+"""Kafka -> table streams: one query over the selected topics, each micro-batch committed table by table.
+
+A Structured Streaming query reads `readStream.format("pykafka")` and writes every micro-batch with
+`foreachBatch` through the same commit protocol as a batch load: each table's rows and end offsets in
+one commit of its table format, under the table's own sink batch number, never Spark's batchId (a lost
+checkpoint restarts batchId at 0, and the table would skip every write as "already committed"). Options
+without a routing stream into one table (a routing of one); a routing sends every topic to its table.
 
 The query subscribes to the topic list, or to the pattern so that topics created later are read
 without a restart: a topic new to the query is read from its earliest offset (Spark's rule for new
-partitions) into its new table. Every micro-batch (`foreachBatch`) commits, for each table whose
-topic moved, that table's rows and offsets in one Delta commit, under the table's own sink batch
-number (see stream.py for why never Spark's batchId).
+partitions). A query whose checkpoint is new is placed where the tables are (their committed offsets, or
+`starting` for a table that has none), so nothing is lost or read twice; batch loads and streams of the
+same sink continue each other.
 
-Each table's position is the truth about what it holds, so a table does not have to be where the
-micro-batch starts:
-- a table at or past the micro-batch's end offsets (a replay after a crash) is skipped;
-- a table ahead of the micro-batch's start gets only the offsets past its position;
-- a table behind it (its last commit failed under `continue`, or the checkpoint moved on without it)
-  gets its gap read from Kafka with a batch read, committed with the micro-batch's rows, so a failing
-  table is retried at every micro-batch (Spark runs one when any selected topic has new records) until
-  it succeeds, and never loses records.
+Each table's position is the truth about what it holds:
+- a micro-batch that ends at or before the table's position (a replay after a crash between the commit
+  and Spark's commit log) is recognised and not written again;
+- a routed table ahead of the micro-batch's start gets only the offsets past its position; one behind it
+  (its last commit failed under `continue`, or the checkpoint moved on without it) gets its gap read from
+  Kafka with a batch read, committed with the micro-batch's rows, so a failing table is retried at every
+  micro-batch until it succeeds, and never loses records;
+- a stream of one table is strict instead: a micro-batch that does not begin where the table is fails
+  with CheckpointMismatchError (the checkpoint belongs to another table or sink, or another writer moved
+  the sink), and a failing commit fails the query with its own error.
 A table that has never committed starts where the query placed its topic (the checkpoint's first
 micro-batch, or the earliest offset of a topic new to the query); once the query has moved past that
 and the process restarted, such a table reads its topic from the earliest offset.
 
-Positions are kept between micro-batches: a table's Delta log is read when the table is first seen
-and after its commit failed, never on every trigger; the positions mirrored to consumer groups go in
+With the direct writer a micro-batch leaves `foreachBatch`'s rows unread for that table and its writer
+reads exactly the table's offsets [begin, end) itself. Values a registry format decodes are decoded in
+the query of one table; a routed query keeps them bytes and each decoding table reads its own ranges (one
+schema per read). Positions are kept between micro-batches: a table's log is read when the table is first
+seen and after its commit failed, never on every trigger; the positions mirrored to consumer groups go in
 one request per group.
 """
 
@@ -40,16 +51,17 @@ from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.offsets.ranges import EARLIEST
 from kafka_spark.offsets.resolve import resolve_partitions
 from kafka_spark.sink.commits import Mirrors, check_table, failed_result, run_commits
-from kafka_spark.sink.errors import SinkError
+from kafka_spark.sink.errors import CheckpointMismatchError, SinkError
 from kafka_spark.sink.offset_log import batch_end_offsets, fresh_checkpoint
-from kafka_spark.sink.options import StreamOptions, trigger_kwargs
+from kafka_spark.sink.options import StreamOptions, default_checkpoint, trigger_kwargs
 from kafka_spark.sink.plan import BatchPlan, first_starts, placed_offsets
 from kafka_spark.sink.position import SinkCommit, now_ms
-from kafka_spark.sink.read_plan import read_plan
+from kafka_spark.sink.read_plan import apply_transform, read_plan
 from kafka_spark.sink.results import LoadResult
-from kafka_spark.sink.routed import RoutedTable, routed_tables, routing_of, selected_rows, selection
+from kafka_spark.sink.routed import RoutedTable, carries_on, routed_tables, selected_rows, selection
 from kafka_spark.sink.run_result import MultiLoadResult, TableCommitError
 from kafka_spark.sink.table_format import TableFormat, TableWrites
+from kafka_spark.sink.table_names import is_table_name
 from kafka_spark.spark.redaction import redact_secret_options
 
 log = logging.getLogger(__name__)
@@ -57,12 +69,13 @@ log = logging.getLogger(__name__)
 Offsets = Mapping[TopicPartition, int]
 
 
-def start_routed_stream(spark, options: StreamOptions, table_format: TableFormat):
-    """Start the routed query (a `StreamingQuery`); see the module docstring."""
-    routing_of(options)
-    checkpoint = options.checkpoint_location
+def start_stream(spark, options: StreamOptions, table_format: TableFormat):
+    """Start the query (a `StreamingQuery`); see the module docstring."""
     redact_secret_options(spark)  # before the query clones the session's settings
-    writer = RoutedBatchWriter(spark, options, table_format)
+    writer = StreamWriter(spark, options, table_format)
+    if options.routing is None:
+        _place_table(spark, options, table_format, writer)
+    checkpoint = options.checkpoint_location
     with Cluster(options.kafka) as cluster:
         topics, pattern = selection(options)
         tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
@@ -72,8 +85,8 @@ def start_routed_stream(spark, options: StreamOptions, table_format: TableFormat
         beginnings = earliest_offsets(cluster, tps) if tps else {}
     writer.initial = starts if fresh else None
     subscription = ("subscribePattern", pattern) if pattern else ("subscribe", ",".join(topics))
-    # Values stay bytes in the query: a table whose values a registry format decodes reads its own ranges.
-    source = dataclasses.replace(options.source, decoding={})
+    # Values stay bytes in a routed query: a table whose values a registry format decodes reads its own ranges.
+    source = options.source if writer.query_decodes else dataclasses.replace(options.source, decoding={})
     # A checkpoint with a committed micro-batch does not use them.
     starting = placed_offsets(starts, beginnings) if fresh else "earliest"
     read = {**source.client_options(), "startingOffsets": starting, subscription[0]: subscription[1],
@@ -81,6 +94,26 @@ def start_routed_stream(spark, options: StreamOptions, table_format: TableFormat
     df = spark.readStream.format("pykafka").options(**read).load()
     return (df.writeStream.foreachBatch(writer).option("checkpointLocation", checkpoint)
             .queryName(f"kafka-spark-{options.sink_id}").trigger(**trigger_kwargs(options.pacing.trigger)).start())
+
+
+def _place_table(spark, options: StreamOptions, table_format: TableFormat, writer: StreamWriter) -> None:
+    """A stream of one table: its options checked and its writer too (a writer that cannot serve the table fails
+    now, not at the first micro-batch); a catalog table new to the catalog is created from the query's output
+    schema, so that its checkpoint can go beside it."""
+    table = options.target.table
+    check_table(spark, RoutedTable(tuple(options.topics), table, options), table_format)
+    location = table_format.locate(table, spark)
+    # Chosen for the table as it is now: a table this creates has its first commit from Spark's writer.
+    writer.choices[table] = table_format.choose_writer(spark, options, location)
+    if location is None:
+        topics = {"subscribePattern": options.pattern} if options.pattern else {"subscribe": ",".join(options.topics)}
+        read = {**options.source.client_options(), **options.source.read_flags(), **topics}
+        schema = apply_transform(spark.readStream.format("pykafka").options(**read).load(),
+                                 options.format.transform).schema
+        location = table_format.create_table(spark, table, schema, options.format.partition_by)
+    writer.locations[table] = location
+    if options.checkpoint is None and is_table_name(table):
+        options.checkpoint = default_checkpoint(table_format.root(location), options.sink_id)
 
 
 @dataclass
@@ -97,12 +130,17 @@ class TableWork:
         return sorted(tp for tp, b in self.begin.items() if b is None or b < self.end[tp])
 
 
-class RoutedBatchWriter:
-    """The `foreachBatch` function of a routed stream: one commit per table that moved in the micro-batch."""
+class StreamWriter:
+    """The `foreachBatch` function of a stream: one commit per table that moved in the micro-batch.
+
+    A stream of one table (options without a routing) is strict: a micro-batch that does not begin where the
+    table's position ends (the checkpoint belongs to another table or sink, or another writer moved the sink)
+    fails with CheckpointMismatchError, and a failing commit fails the query with its own error."""
 
     def __init__(self, spark, options: StreamOptions, table_format: TableFormat) -> None:
         self.spark, self.options, self.table_format = spark, options, table_format
-        self.routing = routing_of(options)
+        self.continues = carries_on(options)
+        self.strict = self.query_decodes = options.routing is None
         self.routed: dict[str, list[RoutedTable]] = {}  # by topic: its table, or a split topic's tables
         self.positions: dict[str, SinkCommit | None] = {}  # by table; absent: read it from the table
         self.locations: dict[str, Any] = {}  # the table format's locations, by table
@@ -117,6 +155,11 @@ class RoutedBatchWriter:
     def route(self, topics: set[str]) -> None:
         """Route topics new to the writer (checking the new tables' options); a shared table is refused."""
         if topics <= set(self.routed):
+            return
+        if self.options.routing is None:
+            known = set(self.routed) | topics
+            (table,) = routed_tables(self.options, known)  # one table of every topic seen
+            self.routed = {topic: [table] for topic in known}
             return
         new: dict[str, list[RoutedTable]] = {}
         for routed in routed_tables(self.options, set(self.routed) | topics):
@@ -156,6 +199,30 @@ class RoutedBatchWriter:
         self.locations[table], self.positions[table] = location, previous
         return previous
 
+    def _check_continuity(self, routed: RoutedTable, previous: SinkCommit | None, start: Offsets | None,
+                          end: Offsets) -> None:
+        """A strict stream's micro-batch must begin where the table's position ends (a replay, which ends where
+        the table is, aside), or rows would be lost or written twice."""
+        if previous is None or all(previous.offsets.get(tp) == off for tp, off in end.items()):
+            return
+        checkpoint, table, sink = self.options.checkpoint_location, routed.table, routed.options.sink_id
+        ahead = sorted(tp for tp, off in end.items() if tp in previous.offsets and previous.offsets[tp] > off)
+        if ahead:
+            detail = ", ".join(f"{tp}: table {previous.offsets[tp]}, micro-batch end {end[tp]}" for tp in ahead[:5])
+            raise CheckpointMismatchError(
+                f"a micro-batch of {checkpoint} ends before the table {table} for sink {sink!r} ({detail}); "
+                "another writer moved the sink. Delete the checkpoint to resume from the table.")
+        if start is None:
+            return  # batch 0 of this checkpoint began at the table's offsets (the query was placed there)
+        moved = {tp: (previous.offsets[tp], off) for tp, off in start.items()
+                 if tp in previous.offsets and previous.offsets[tp] != off}
+        if moved:
+            detail = ", ".join(f"{tp}: table {a}, checkpoint {b}" for tp, (a, b) in sorted(moved.items())[:5])
+            raise CheckpointMismatchError(
+                f"a micro-batch of {checkpoint} starts elsewhere than the table {table} for sink {sink!r} "
+                f"({detail}); the checkpoint belongs to another table or sink, or another writer moved the sink. "
+                "Delete the checkpoint to resume from the table.")
+
     def _begin(self, tp: TopicPartition, previous: SinkCommit | None, start: Offsets | None) -> int | None:
         if previous is not None and tp in previous.offsets:
             return previous.offsets[tp]
@@ -189,11 +256,17 @@ class RoutedBatchWriter:
             finally:
                 result.tables.sort(key=lambda r: r.table)
                 result.seconds, result.driver_seconds = time.monotonic() - started, time.process_time() - cpu
+                if self.strict:  # one table: its micro-batch's time is the table's
+                    for table in result.tables:
+                        table.seconds = result.seconds
                 self.results.append(result)
             mirrors.publish(cluster)
             result.latest = self._latest(cluster, list(end), batch_id)
         if self.options.on_trigger is not None:
             self.options.on_trigger(batch_id, result)
+        if self.options.on_commit is not None:
+            for done in result.committed:
+                self.options.on_commit(batch_id, done)
         log.info("micro-batch %d: %d table(s) committed, %d failed, %d rows, %.2fs (driver %.2fs)", batch_id,
                  len(result.committed), len(result.failed), result.rows, result.seconds, result.driver_seconds)
 
@@ -214,13 +287,16 @@ class RoutedBatchWriter:
         for tp in end:
             by_topic.setdefault(tp.topic, []).append(tp)
         work = []
-        for routed in sorted((r for topic in by_topic for r in self.routed[topic]), key=lambda r: r.table):
-            topic = routed.topic
+        tables = {r.table: r for topic in by_topic for r in self.routed[topic]}
+        for routed in sorted(tables.values(), key=lambda r: r.table):
+            tps = [tp for topic in routed.topics for tp in by_topic.get(topic, [])]
             try:
                 known = routed.table in self.positions
                 previous = self._position(routed)
-                item = TableWork(routed, previous, {tp: self._begin(tp, previous, start) for tp in by_topic[topic]},
-                                 {tp: end[tp] for tp in by_topic[topic]})
+                if self.strict:
+                    self._check_continuity(routed, previous, start, {tp: end[tp] for tp in tps})
+                item = TableWork(routed, previous, {tp: self._begin(tp, previous, start) for tp in tps},
+                                 {tp: end[tp] for tp in tps})
             except Exception as exc:
                 self._failed(routed, exc, result)
                 continue
@@ -268,8 +344,10 @@ class RoutedBatchWriter:
                 first = first or (item, outcome)
             else:
                 self._committed(item, commits[item.routed.table], outcome, result, mirrors)
-        if first is not None and not self.routing.continues:
+        if first is not None and not self.continues:
             item, exc = first
+            if self.strict:
+                raise exc
             raise TableCommitError(f"table {item.routed.table} (topic {item.routed.topic!r}) failed: {exc}",
                                    item.routed.table, item.routed.topic, result) from exc
 
@@ -332,14 +410,14 @@ class RoutedBatchWriter:
         routed = item.routed
         source = routed.options.source
         moving = item.moving()
-        if routed.decoded:
+        if routed.decoded and not self.query_decodes:
             return selected_rows(read_plan(self.spark, source, self._own_plan(item)), routed)
         starts = {tp: start[tp] for tp in moving if start is not None and tp in start}
         begins = {tp: b for tp in moving for b in (item.begin[tp],) if b is not None}
         gap = {tp: b for tp, b in begins.items() if tp in starts and b < starts[tp]}
         # Rows of the micro-batch the table already holds (it is ahead of the micro-batch's start) stay out.
         ahead = {tp: b for tp, b in begins.items() if tp not in starts or b > starts[tp]}
-        condition = F.col("topic") == routed.topic
+        condition = F.col("topic").isin(*routed.topics)
         if ahead:
             clauses = [(F.col("partition") == tp.partition) & (F.col("offset") >= ahead[tp]) if tp in ahead
                        else F.col("partition") == tp.partition for tp in moving]
@@ -361,6 +439,8 @@ class RoutedBatchWriter:
         self.positions.pop(routed.table, None)
         failed: LoadResult = failed_result(routed, routed.options.sink_id, exc)
         result.tables.append(failed)
-        if stops and not self.routing.continues:
+        if stops and self.strict:
+            raise exc
+        if stops and not self.continues:
             raise TableCommitError(f"table {routed.table} (topic {routed.topic!r}) failed: {exc}", routed.table,
                                    routed.topic, result) from exc

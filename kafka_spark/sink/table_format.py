@@ -11,7 +11,7 @@ another format is a folder of its own beside it, with a `TableFormat` of its own
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -80,6 +80,19 @@ class TableFormat(ABC):
     @abstractmethod
     def repair(self, spark: Any, options: LoadOptions, previous: SinkCommit | None) -> None:
         """Finish what a crash after the table's last commit left undone (its dead letters)."""
+
+    @abstractmethod
+    def choose_writer(self, spark: Any, options: LoadOptions, location: Any) -> Any:
+        """The writer of one table (kept as `TableWrites.writer` keeps it); a writer its options ask for that
+        cannot serve the table is refused here, before a stream starts."""
+
+    @abstractmethod
+    def create_table(self, spark: Any, table: str, schema: Any, partition_by: Sequence[str]) -> Any:
+        """Create the catalog table `table` with `schema` (a Spark StructType), unless it exists; its location."""
+
+    @abstractmethod
+    def root(self, location: Any) -> str:
+        """The table's root directory (path or store URI), beside which a stream's checkpoint can live."""
 
     @abstractmethod
     def writes(self, spark: Any, source: KafkaSource,

@@ -4,7 +4,7 @@ A task streams gigabytes through buffers of a few megabytes (Spark's Arrow batch
 frames). By default glibc hands large freed blocks back to the kernel (its heap top beyond twice the largest
 block freed, blocks over its adaptive mmap threshold at once), so the next buffer is fresh memory whose first
 touch faults and is zeroed: in the `pykafka` sink at 1 KB records, half of the 45,000 page faults a gigabyte
-(the other half is Arrow's mimalloc, which local sessions' worker daemon configures: `python_daemon`). Both
+(the other half is Arrow's mimalloc, which local sessions' worker daemon configures: `pyspark_worker_daemon`). Both
 together cost 0.3 CPU-seconds a gigabyte, a sixth of the worker's time. After `retain_freed_memory()` (called
 by `worker_setup.prepare_worker` in a Spark task) glibc keeps up to 1 GiB of freed memory and serves blocks under
 32 MiB from its heaps: the worker's resident size stays at its peak instead.

@@ -23,12 +23,12 @@
 
 import json, os, tempfile
 from pathlib import Path
-from kafka_spark.local import daemon
+from kafka_spark.local import broker_daemon
 from kafka_spark.local.spark import local_spark
 
 bootstrap = os.environ.get("KAFKA_BOOTSTRAP")
 if not bootstrap:
-    broker, started = daemon.start()
+    broker, started = broker_daemon.start()
     bootstrap = broker.bootstrap
 print("Kafka at", bootstrap)
 spark = local_spark("kafka-spark-quickstart")

@@ -23,12 +23,12 @@
 # COMMAND ----------
 
 import json, os, tempfile, threading, time
-from kafka_spark.local import daemon
+from kafka_spark.local import broker_daemon
 from kafka_spark.local.spark import local_spark
 
 bootstrap = os.environ.get("KAFKA_BOOTSTRAP")
 if not bootstrap:
-    broker, started = daemon.start()
+    broker, started = broker_daemon.start()
     bootstrap = broker.bootstrap
 topic = os.environ.get("QUICKSTART_TOPIC", "streaming_views")
 workdir = tempfile.mkdtemp(prefix="streaming-")

@@ -64,4 +64,4 @@ def test_tasks_run_in_workers_of_our_daemon(spark) -> None:
         yield main.__spec__.name if main.__spec__ else None
 
     names = spark.sparkContext.parallelize(range(4), 4).mapPartitions(daemon_of).collect()
-    assert names == ["kafka_spark.local.python_daemon"] * 4
+    assert names == ["kafka_spark.local.pyspark_worker_daemon"] * 4

@@ -10,7 +10,7 @@ from delta_support import latest_offsets_of, produce_numbered, run_available_now
 
 from kafka_spark.delta import committed_position, load
 from kafka_spark.delta.catalog import catalog_location
-from kafka_spark.delta.direct import NEW_CATALOG_TABLE
+from kafka_spark.delta.writer_choice import NEW_CATALOG_TABLE
 from kafka_spark.sink import LoadOptions, StreamOptions
 
 

@@ -21,7 +21,7 @@ from delta_support import ROW_COLUMNS, delta_rs_rows, files_scanned, latest_offs
 from deltalake import DeltaTable
 
 from kafka_spark.delta import committed_position, load
-from kafka_spark.delta.direct import direct_writer_reason
+from kafka_spark.delta.writer_choice import direct_writer_reason
 from kafka_spark.errors import ConfigError
 from kafka_spark.sink import LoadOptions
 
@@ -132,7 +132,7 @@ FEATURE_TABLES = {
 
 
 def test_direct_writer_reason_on_tables_made_by_delta_on_spark(kafka, spark, producer, topic_name, tmp_path):
-    from kafka_spark.delta.direct import rows_schema
+    from kafka_spark.delta.writer_choice import rows_schema
 
     opts = options(kafka, tmp_path / "x", topic_name)
     rows = rows_schema(opts.source)
@@ -207,9 +207,9 @@ def test_direct_writer_on_an_s3_store_with_the_sessions_credentials(kafka, spark
         (tp.partition, o) for tp, end in latest_offsets_of(kafka.bootstrap, topic_name).items() for o in range(end))
     assert committed_position(table, "default", spark_s3).offsets == second.offsets
     # The store's secret travels to the tasks in its own option, which no plan shows.
-    from kafka_spark.delta.direct import choose_writer
     from kafka_spark.delta.direct_commit import direct_options, file_spec
     from kafka_spark.delta.location import locate
+    from kafka_spark.delta.writer_choice import choose_writer
 
     target = choose_writer(spark_s3, options(kafka, table, topic_name), locate(table, spark_s3)).target
     secret = direct_options(file_spec(target))

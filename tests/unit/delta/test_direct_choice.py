@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from kafka_spark.delta.direct import choose_writer, direct_writer_reason, rows_schema
+from kafka_spark.delta.writer_choice import choose_writer, direct_writer_reason, rows_schema
 from kafka_spark.errors import ConfigError
 from kafka_spark.sink import LoadOptions
 
@@ -87,7 +87,7 @@ def test_a_timestamp_partition_needs_a_session_time_zone_known_here():
 def test_existing_partitioned_tables_and_partition_by(tmp_path):
     from deltalake import DeltaTable, Schema
 
-    from kafka_spark.delta.direct import DirectTarget
+    from kafka_spark.delta.writer_choice import DirectTarget
 
     rows = rows_schema(options().source)
     table = DeltaTable.create(str(tmp_path), Schema.from_json(rows), partition_by=["topic", "partition"])

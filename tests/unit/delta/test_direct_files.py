@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import Schema
 
-from kafka_spark.delta.direct import nullable_schema
+from kafka_spark.delta.writer_choice import nullable_schema
 from kafka_spark.records import kafka_schema
 from kafka_spark.sink.parquet.files import FILE_ROWS_SCHEMA, FileSpec, write_files
 from kafka_spark.sink.parquet.partition_values import (

@@ -9,7 +9,7 @@ import pytest
 
 from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.dead_letter import check_options
-from kafka_spark.delta.direct import choose_writer
+from kafka_spark.delta.writer_choice import choose_writer
 from kafka_spark.errors import ConfigError
 from kafka_spark.sink import LoadOptions
 from kafka_spark.sink.options import SinkTarget, ValueParsing

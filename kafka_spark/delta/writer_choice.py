@@ -1,6 +1,6 @@
 """Which writer serves a table: Spark's (rows through Spark's Parquet writer and Delta on Spark) or the direct one.
 
-The direct writer (direct_files.py for the tasks, direct_commit.py for the commit) writes a batch's rows as
+The direct writer (sink/parquet/files.py for the tasks, direct_commit.py for the commit) writes a batch's rows as
 Parquet in the tasks that read them and commits the files, the `txn` and the batch's JSON through
 delta-rs: no record crosses into the JVM. It serves what it can write exactly as Delta on Spark would: raw,
 registry-decoded or `value_schema`-parsed records appended to a path table (or a new one), or to an existing
@@ -132,7 +132,7 @@ def catalog_reason(spark: Any, name: str) -> str | None:
 
 def parsed_struct(spark: Any, ddl: str) -> str:
     """The struct `value_schema` parses values into, in Spark's JSON form (as `from_json` gives it: nullable)."""
-    from kafka_spark.delta.dead_letter import value_struct
+    from kafka_spark.sink.value_schema import value_struct
 
     return nullable_schema(value_struct(spark, ddl).json())
 

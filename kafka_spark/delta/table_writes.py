@@ -15,8 +15,6 @@ import logging
 from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
-from kafka_spark.delta.commit import write_commit
-from kafka_spark.delta.direct import NEW_CATALOG_TABLE, WriterChoice, choose_writer
 from kafka_spark.delta.direct_commit import (
     DirectJob,
     SparkWriterNeeded,
@@ -26,6 +24,8 @@ from kafka_spark.delta.direct_commit import (
     write_tables,
     written_by_spark,
 )
+from kafka_spark.delta.spark_commit import write_commit
+from kafka_spark.delta.writer_choice import NEW_CATALOG_TABLE, WriterChoice, choose_writer
 from kafka_spark.errors import ConfigError
 from kafka_spark.sink.table_format import TableWrites
 
