@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("offsets",),
     ("spark",),
     ("sink",),
-    ("delta",),
+    ("delta", "iceberg"),
     ("local",),
     ("app",),
     ("cli",),

@@ -2,9 +2,9 @@
 
 A task of a `pykafka` read given the internal option `directWriteTo` (see `spark/datasource.py`) writes its
 range here instead of yielding records, and yields one small row per file it wrote (`FILE_ROWS_DDL`): the
-path relative to the table root, its size, record count, modification time and Delta statistics. The
-driver commits those files (the table format's direct writer: delta/direct_commit.py); a file no commit references is harmless (VACUUM removes it), as
-with Spark's writer.
+path relative to the table root, its size, record count, modification time and column statistics. The
+driver commits those files (the table format's direct writer: delta/direct_commit.py); a file no commit
+references is harmless (VACUUM removes it), as with Spark's writer.
 
 A partitioned table's rows go to Hive-style directories (`col=value/`, `partition_path`) as Spark's writer
 names them, without the partition columns (their values are the file's `partitionValues`, in the text form

@@ -1,0 +1,25 @@
+"""Apache Iceberg as the sink's table format: loads and streams into Iceberg tables, with the Kafka offsets in
+the summary of the same snapshot as the rows; positions read from a table alone.
+
+    from kafka_spark.iceberg import IcebergCatalog, load
+
+The options, routing, results and errors every table format shares are in kafka_spark.sink.
+"""
+
+from kafka_spark.iceberg.backend import IcebergFormat
+from kafka_spark.iceberg.catalog import IcebergCatalog
+from kafka_spark.iceberg.position import committed_position, committed_positions
+from kafka_spark.iceberg.sink import load, load_tables, start_stream, tables_lag
+from kafka_spark.sink.errors import CheckpointMismatchError
+
+__all__ = [
+    "CheckpointMismatchError",
+    "IcebergCatalog",
+    "IcebergFormat",
+    "committed_position",
+    "committed_positions",
+    "load",
+    "load_tables",
+    "start_stream",
+    "tables_lag",
+]

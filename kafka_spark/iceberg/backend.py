@@ -1,0 +1,84 @@
+"""Apache Iceberg as the sink's table format: positions in the snapshot summaries, appends through pyiceberg.
+
+One `IcebergFormat` per catalog: the core hands it table names, and it finds them in its catalog.
+"""
+
+from __future__ import annotations
+
+from collections.abc import MutableMapping, Sequence
+from typing import Any
+
+from kafka_spark.errors import ConfigError
+from kafka_spark.iceberg.batch_append import create_table
+from kafka_spark.iceberg.catalog import IcebergCatalog, frame_arrow_schema
+from kafka_spark.iceberg.position import IcebergLocation, sink_positions
+from kafka_spark.iceberg.table_writes import WRITER, IcebergWrites
+from kafka_spark.sink.options import KafkaSource, LoadOptions
+from kafka_spark.sink.position import SinkCommit
+from kafka_spark.sink.table_format import TableFormat, TableWrites
+from kafka_spark.sink.value_schema import require_schema, value_struct
+
+# What `writer` may ask for: pyiceberg's writer is the only one of this version.
+WRITERS = ("auto", WRITER)
+
+
+class IcebergFormat(TableFormat):
+    """The Iceberg tables of one catalog."""
+
+    name = "iceberg"
+
+    def __init__(self, catalog: IcebergCatalog) -> None:
+        self.catalog = catalog
+
+    def __repr__(self) -> str:
+        return f"IcebergFormat({self.catalog!r})"
+
+    def locate(self, table: str, conf: Any) -> IcebergLocation | None:
+        from pyiceberg.exceptions import NoSuchTableError
+
+        location = IcebergLocation(self.catalog, self.catalog.identifier(table))
+        try:
+            location.load()
+        except NoSuchTableError:
+            return None
+        return location
+
+    def positions(self, location: Any, sink_id: str) -> tuple[SinkCommit | None, list[SinkCommit]]:
+        return sink_positions(location, sink_id)
+
+    def position(self, location: Any, sink_id: str) -> SinkCommit | None:
+        return sink_positions(location, sink_id)[0]
+
+    def check(self, spark: Any, options: LoadOptions) -> None:
+        self.catalog.identifier(options.target.table)
+        if options.dead_letter is not None:
+            raise ConfigError("dead_letter: the Iceberg sink keeps no dead-letter table in this version; a record "
+                              "that does not parse fails the batch")
+        if options.log_dirs is not None:
+            raise ConfigError("log_dirs: loads from Kafka's log directories write Delta tables only in this version")
+        require_schema(None, options.value_schema, bool(options.decoding))
+        if options.value_schema is not None:
+            value_struct(spark, options.value_schema)
+        self.choose_writer(spark, options, None)
+
+    def repair(self, spark: Any, options: LoadOptions, previous: SinkCommit | None) -> None:
+        return None  # no dead letters to finish
+
+    def choose_writer(self, spark: Any, options: LoadOptions, location: Any) -> Any:
+        asked = (options.writer or "auto").strip().lower()
+        if asked not in WRITERS:
+            raise ConfigError(f"writer {options.writer!r}: Iceberg tables are written by pyiceberg in this version "
+                              f"(give one of {', '.join(WRITERS)})")
+        return WRITER
+
+    def create_table(self, spark: Any, table: str, schema: Any, partition_by: Sequence[str]) -> IcebergLocation:
+        location = IcebergLocation(self.catalog, self.catalog.identifier(table))
+        create_table(location, frame_arrow_schema(schema), partition_by)
+        return location
+
+    def root(self, location: Any) -> str:
+        return str(location.load().location())
+
+    def writes(self, spark: Any, source: KafkaSource,
+               choices: MutableMapping[str, Any] | None = None) -> TableWrites:
+        return IcebergWrites(spark, self.catalog)

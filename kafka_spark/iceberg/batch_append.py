@@ -1,0 +1,159 @@
+"""One batch's rows and position appended to an Iceberg table in one snapshot, exactly once.
+
+The append goes through pyiceberg: the data files are written, then one catalog commit adds a snapshot whose
+summary holds the batch's record (position.py). The catalog's commit is optimistic: it succeeds only if the
+table's current snapshot is still the one the append started from, and fails with CommitFailedException
+otherwise, having changed nothing.
+
+pyiceberg would retry such a failed append on top of the new snapshot by itself (appends do not conflict in
+Iceberg's rules), which would commit a batch twice when the other writer was another run of the same sink. So
+the append runs on a view of the table that retries nothing, and the sink decides: it reads the table again,
+and if the sink's batch is there, reports it as committed by the other run (BatchAlreadyCommittedError);
+if the sink moved in another way, refuses (ConcurrentWriterError); else it appends again on the new snapshot.
+A re-run of a batch the table already holds is recognised before anything is written.
+
+A table that does not exist is created by its first commit, from the batch's Arrow schema (every column
+nullable, as Spark's writers make them) with identity partitions on `partition_by`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from kafka_spark.errors import ConfigError
+from kafka_spark.iceberg.catalog import optional_schema
+from kafka_spark.iceberg.position import (
+    IcebergLocation,
+    logged_batch,
+    logged_positions,
+    summary_properties,
+    table_files,
+    table_positions,
+)
+from kafka_spark.sink.crash import crash_point
+from kafka_spark.sink.errors import BatchAlreadyCommittedError, ConcurrentWriterError
+from kafka_spark.sink.position import SinkCommit, keep_committed
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyiceberg.table import Table
+
+log = logging.getLogger(__name__)
+
+# Appends tried when other writers' commits keep landing first, and the longest pause between two.
+ATTEMPTS = 8
+MAX_PAUSE_S = 2.0
+NO_RETRIES = {"commit.retry.num-retries": "0"}
+
+
+def append_batch(location: IcebergLocation, rows: pa.Table, commit: SinkCommit, partition_by: Sequence[str] = (),
+                 merge_schema: bool = False) -> tuple[SinkCommit, int | None]:
+    """Append `rows` with `commit` in one snapshot; the commit the table holds for the batch (this run's) and
+    the snapshot's sequence number. BatchAlreadyCommittedError when another run's commit holds the batch."""
+    from pyiceberg.exceptions import CommitFailedException
+
+    for attempt in range(ATTEMPTS):
+        table = _table(location, rows.schema, partition_by)
+        done = _held(table, location, commit)
+        if done is not None:
+            return done
+        crash_point("before-write")
+        try:
+            _append(table, rows, commit, merge_schema)
+        except CommitFailedException as exc:
+            pause = min(MAX_PAUSE_S, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0)
+            log.info("%s: another commit landed first (%s); reading the table again in %.2fs", location, exc, pause)
+            time.sleep(pause)
+            continue
+        crash_point("after-commit")
+        table = location.load()
+        found = logged_batch(table, commit.sink_id, commit.batch)
+        if found is None or found[0].run_id != commit.run_id:
+            raise ConcurrentWriterError(f"{location}: the commit of batch {commit.batch} of sink {commit.sink_id!r} "
+                                        "returned, but the table's snapshots do not hold it")
+        _keep(table, found[0])
+        return found[0], found[1].sequence_number
+    raise ConcurrentWriterError(
+        f"other writers committed to {location} before each of {ATTEMPTS} attempts of batch {commit.batch} of sink "
+        f"{commit.sink_id!r}; nothing of this run was committed")
+
+
+def _held(table: Table, location: IcebergLocation, commit: SinkCommit) -> tuple[SinkCommit, int | None] | None:
+    """What the table holds for the sink before the append: None when the batch is still to be appended."""
+    sink_id, batch = commit.sink_id, commit.batch
+    logged, _ = logged_positions(table)
+    own = logged.get(sink_id)
+    latest = own[0] if own is not None else table_positions(table).get(sink_id)
+    if latest is None or latest.batch < batch:
+        if (latest.batch if latest is not None else -1) != batch - 1:
+            raise ConcurrentWriterError(
+                f"{location}: sink {sink_id!r} is at batch {latest.batch if latest else 'none'} in the table, but "
+                f"this run planned batch {batch} from batch {batch - 1}; another writer moved the sink (or the table "
+                "was rolled back). Nothing was written; run the load again.")
+        return None
+    found = logged_batch(table, sink_id, batch)
+    winner = found[0] if found is not None else latest
+    if winner.run_id == commit.run_id:  # an earlier attempt of this run landed after all
+        _keep(table, winner)
+        return winner, found[1].sequence_number if found is not None else None
+    raise BatchAlreadyCommittedError(
+        f"batch {batch} of sink {sink_id!r} was already committed to {location} by run {winner.run_id}; this run "
+        "wrote nothing, so nothing was written twice", batch, winner.run_id)
+
+
+def _append(table: Table, rows: pa.Table, commit: SinkCommit, merge_schema: bool) -> None:
+    """One snapshot of `rows` with `commit` in its summary, on a view of `table` whose commit is not retried."""
+    from pyiceberg.table import Table as IcebergTable
+
+    metadata = table.metadata.model_copy(update={"properties": {**table.metadata.properties, **NO_RETRIES}})
+    view = IcebergTable(table.name(), metadata, table.metadata_location, table.io, table.catalog)
+    txn = view.transaction()
+    if merge_schema:
+        with txn.update_schema() as update:
+            update.union_by_name(optional_schema(rows.schema))
+    txn.append(rows, snapshot_properties=summary_properties(commit))  # writes the data files
+    crash_point("before-commit")
+    txn.commit_transaction()
+
+
+def _table(location: IcebergLocation, schema: Any, partition_by: Sequence[str]) -> Table:
+    """The table, created from `schema` (Arrow) when the catalog does not have it yet."""
+    from pyiceberg.exceptions import NoSuchTableError
+
+    try:
+        return location.load()
+    except NoSuchTableError:
+        return create_table(location, schema, partition_by)
+
+
+def create_table(location: IcebergLocation, schema: Any, partition_by: Sequence[str] = ()) -> Table:
+    """Create the table with `schema` (Arrow; every column made nullable) and identity partitions on
+    `partition_by`, its namespace too; the table another run created meanwhile is taken as it is."""
+    from pyiceberg.exceptions import TableAlreadyExistsError
+
+    missing = [c for c in partition_by if c not in schema.names]
+    if missing:
+        raise ConfigError(f"partition_by {missing} of {location}: not columns of the rows ({', '.join(schema.names)})")
+    catalog = location.catalog.open()
+    catalog.create_namespace_if_not_exists(location.identifier[:-1])
+    try:
+        txn = catalog.create_table_transaction(location.identifier, schema=optional_schema(schema))
+        if partition_by:
+            with txn.update_spec() as spec:
+                for column in partition_by:
+                    spec.add_identity(column)
+        txn.commit_transaction()
+    except TableAlreadyExistsError:
+        pass
+    return location.load()
+
+
+def _keep(table: Table, commit: SinkCommit) -> None:
+    """Keep the committed record beside the table (positions survive snapshot expiry through it)."""
+    files = table_files(table)
+    if files is not None:
+        keep_committed(files, commit)

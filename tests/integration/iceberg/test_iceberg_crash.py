@@ -1,0 +1,46 @@
+"""A load killed between its data files and its commit, or right after the commit, leaves no duplicate."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from iceberg_support import every_offset_once, new_topic, produce
+
+from kafka_spark.iceberg import committed_position, load
+from kafka_spark.sink import LoadOptions
+from kafka_spark.sink.crash import CRASH_ENV
+
+SCRIPT = Path(__file__).parent / "iceberg_load_once.py"
+
+
+def killed_load(*args: str, crash_at: str) -> subprocess.CompletedProcess[str]:
+    """iceberg_load_once.py in a process of its own that kills itself (SIGKILL) at `crash_at`."""
+    return subprocess.run([sys.executable, str(SCRIPT), *args], env={**os.environ, CRASH_ENV: crash_at},
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_a_load_killed_around_its_commit_loads_every_offset_once(kafka, spark, producer, catalog):
+    topic = new_topic(kafka, partitions=2)
+    produce(producer, topic, 300)
+    args = (kafka.bootstrap, topic, str(catalog.warehouse), "db.crashed", "100")
+    # killed with batch 0's data files written but not committed: nothing of it is in the table
+    proc = killed_load(*args, crash_at="before-commit")
+    assert proc.returncode == -9, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert committed_position("db.crashed", "crash-test", catalog) is None
+    data = Path(catalog.warehouse) / "db" / "crashed" / "data"
+    assert data.is_dir() and any(data.rglob("*.parquet"))  # the files of the batch that never committed
+    # killed right after committing batch 0, before anything else: the table alone says where it is
+    proc = killed_load(*args, crash_at="after-commit")
+    assert proc.returncode == -9, proc.stdout[-2000:] + proc.stderr[-2000:]
+    position = committed_position("db.crashed", "crash-test", catalog)
+    assert position is not None and position.batch == 0
+    opts = LoadOptions(table="db.crashed", kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic],
+                       sink_id="crash-test", max_records=100)
+    batches = []
+    while (result := load(spark, opts, catalog)).status == "committed":
+        batches.append((result.batch, result.rows))
+    assert batches == [(1, 100), (2, 100)]
+    every_offset_once(catalog, "db.crashed", result.offsets)

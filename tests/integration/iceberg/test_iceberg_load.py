@@ -1,0 +1,117 @@
+"""Loads and streams into Iceberg tables of the embedded catalog, read back by pyiceberg's own scan."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pyarrow as pa
+import pytest
+from iceberg_support import every_offset_once, new_topic, produce, scanned, summaries
+
+from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.client.producer.producer import Producer
+from kafka_spark.iceberg import committed_position, committed_positions, load, load_tables, start_stream
+from kafka_spark.iceberg.batch_append import append_batch
+from kafka_spark.iceberg.position import IcebergLocation
+from kafka_spark.sink import (
+    BadRecordError,
+    BatchAlreadyCommittedError,
+    ConcurrentWriterError,
+    LoadOptions,
+    Routing,
+    SinkCommit,
+    StreamOptions,
+)
+
+
+def test_loads_resume_from_the_snapshots_alone(kafka, spark, producer, catalog):
+    topic = new_topic(kafka, partitions=2)
+    produce(producer, topic, 150)
+    opts = LoadOptions(table="db.events", kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic],
+                       max_records=100, partition_by=["partition"])
+    first = load(spark, opts, catalog)
+    assert (first.status, first.batch, first.rows, first.writer) == ("committed", 0, 100, "pyiceberg")
+    second = load(spark, opts, catalog)
+    assert (second.status, second.batch, second.rows) == ("committed", 1, 50)
+    assert load(spark, opts, catalog).status == "up-to-date"
+    every_offset_once(catalog, "db.events", second.offsets)
+
+    # each snapshot's summary holds its batch's record, as Iceberg's Kafka Connect sink keeps its offsets
+    records = [json.loads(s["kafka-spark.sink.default"]) for s in summaries(catalog, "db.events")]
+    assert [(r["batch"], r["records"]) for r in records] == [(0, 100), (1, 50)]
+    assert {s["kafka-spark.app-id"] for s in summaries(catalog, "db.events")} == {"kafka-spark/default"}
+    assert committed_position("db.events", "default", catalog).offsets == second.offsets
+    table = catalog.open().load_table(("db", "events"))
+    assert [f.name for f in table.spec().fields] == ["partition"]
+
+    # a partition added to the topic is read from its beginning
+    kafka.tools.run("topics", "--alter", "--topic", topic, "--partitions", "3")
+    produce(producer, topic, 50, start=150)
+    with Producer({"bootstrap.servers": kafka.bootstrap}) as fresh:  # the other one's metadata knows 2 partitions
+        for i in range(10):
+            fresh.send(topic, f'{{"n":{200 + i}}}'.encode(), partition=2)
+    third = load(spark, dataclasses.replace(opts, max_records=None), catalog)
+    assert (third.batch, third.rows, len(third.offsets)) == (2, 60, 3)
+    assert third.offsets[TopicPartition(topic, 2)] == 10
+    every_offset_once(catalog, "db.events", third.offsets)
+
+    # a re-run of a committed batch writes nothing; a batch planned from a position the sink has left is refused
+    location = IcebergLocation(catalog, ("db", "events"))
+    extra = pa.table({"topic": [topic], "partition": [0], "offset": [10_000]})
+    rerun = SinkCommit("default", third.batch, dict(third.offsets), run_id="another-run")
+    with pytest.raises(BatchAlreadyCommittedError, match=f"already committed .* by run {third.run_id}"):
+        append_batch(location, extra, rerun)
+    with pytest.raises(ConcurrentWriterError, match="planned batch"):
+        append_batch(location, extra, dataclasses.replace(rerun, batch=third.batch + 2))
+    every_offset_once(catalog, "db.events", third.offsets)
+    # another sink may not load the same partitions into the table
+    with pytest.raises(ConcurrentWriterError, match="already loaded"):
+        load(spark, dataclasses.replace(opts, sink_id="other"), catalog)
+    assert set(committed_positions("db.events", catalog)) == {"default"}
+
+
+def test_values_parse_with_a_schema_and_a_bad_one_commits_nothing(kafka, spark, producer, catalog):
+    topic = new_topic(kafka, partitions=1)
+    produce(producer, topic, 5)
+    opts = LoadOptions(table="db.parsed", kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic],
+                       value_schema="n INT", transform="SELECT offset, data.n AS n FROM kafka")
+    assert load(spark, opts, catalog).rows == 5
+    rows = catalog.open().load_table(("db", "parsed")).scan().to_arrow().to_pylist()
+    assert sorted((r["offset"], r["n"]) for r in rows) == [(i, i) for i in range(5)]
+    producer.send(topic, b"not json")
+    producer.flush()
+    with pytest.raises(BadRecordError, match="offset 5"):
+        load(spark, opts, catalog)
+    assert committed_position("db.parsed", "default", catalog).batch == 0
+
+
+def test_a_routed_load_and_a_stream_continued_by_a_load(kafka, spark, producer, catalog):
+    topics = [new_topic(kafka, partitions=1) for _ in range(2)]
+    for topic in topics:
+        produce(producer, topic, 20)
+    routed = LoadOptions(kafka={"bootstrap.servers": kafka.bootstrap}, topics=topics,
+                         routing=Routing(template="bronze.{topic}"))
+    result = load_tables(spark, routed, catalog)
+    assert sorted((r.table, r.status, r.rows) for r in result.tables) == sorted(
+        (f"bronze.{t}", "committed", 20) for t in topics)
+    for topic in topics:
+        every_offset_once(catalog, f"bronze.{topic}", {TopicPartition(topic, 0): 20})
+
+    # a stream of one table (AvailableNow), its checkpoint beside the table; then a load goes on from it
+    stream = StreamOptions(table="db.streamed", kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topics[0]])
+    query = start_stream(spark, stream, catalog)
+    try:
+        assert query.awaitTermination(300)
+    finally:
+        query.stop()
+    assert query.exception() is None
+    assert stream.checkpoint is not None and "/db/streamed/_kafka_spark/checkpoints/" in stream.checkpoint
+    streamed = committed_position("db.streamed", "default", catalog)
+    assert streamed is not None and streamed.offsets == {TopicPartition(topics[0], 0): 20}
+    produce(producer, topics[0], 7, start=20)
+    more = load(spark, LoadOptions(table="db.streamed", kafka={"bootstrap.servers": kafka.bootstrap},
+                                   topics=[topics[0]]), catalog)
+    assert (more.batch, more.rows) == (streamed.batch + 1, 7)
+    every_offset_once(catalog, "db.streamed", {TopicPartition(topics[0], 0): 27})
+    assert len(scanned(catalog, "db.streamed")) == 27

@@ -1,0 +1,47 @@
+"""The Iceberg catalog settings: the embedded default, table names, and no secret in a repr or an error."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_spark.errors import ConfigError
+from kafka_spark.iceberg import IcebergCatalog, IcebergFormat
+from kafka_spark.iceberg.catalog import as_catalog, hide_secrets
+
+SECRET = "s3cr3t-47-pa55"
+
+
+def test_a_warehouse_alone_is_the_embedded_sqlite_catalog(tmp_path):
+    props = IcebergCatalog(warehouse=str(tmp_path / "wh")).catalog_properties()
+    assert props == {"type": "sql", "warehouse": str(tmp_path / "wh"), "uri": f"sqlite:///{tmp_path / 'wh'}/catalog.db"}
+    # another catalog's properties are passed as they are
+    rest = IcebergCatalog(uri="http://rest:8181", properties={"type": "rest", "credential": f"id:{SECRET}"})
+    assert rest.catalog_properties() == {"uri": "http://rest:8181", "type": "rest", "credential": f"id:{SECRET}"}
+    with pytest.raises(ConfigError, match="local directory"):
+        IcebergCatalog(warehouse="s3://lake/wh").catalog_properties()
+    with pytest.raises(ConfigError, match="give the Iceberg catalog"):
+        as_catalog(None)
+    assert as_catalog({"warehouse": "/wh", "name": "lake", "s3.endpoint": "http://s3"}) == IcebergCatalog(
+        warehouse="/wh", properties={"s3.endpoint": "http://s3"}, name="lake")
+
+
+def test_tables_are_namespace_and_name_in_the_catalog():
+    catalog = IcebergCatalog(warehouse="/wh", name="lake")
+    assert catalog.identifier("db.events") == ("db", "events")
+    assert catalog.identifier("lake.db.events") == ("db", "events")
+    assert catalog.identifier("a.b.events") == ("a", "b", "events")  # a nested namespace
+    assert catalog.identifier("bronze.`2024_events`") == ("bronze", "2024_events")
+    with pytest.raises(ConfigError, match=r"namespace\.table"):
+        catalog.identifier("/lake/events")
+
+
+def test_no_secret_in_reprs_or_errors(tmp_path):
+    catalog = IcebergCatalog(uri=f"postgresql+psycopg://kafka:{SECRET}@db:5432/iceberg",
+                             properties={"type": "sql", "credential": f"client:{SECRET}",
+                                         "s3.secret-access-key": SECRET, "token": SECRET,
+                                         "s3.endpoint": "http://s3:9000"})
+    for shown in (repr(catalog), repr(IcebergFormat(catalog)), str(hide_secrets(catalog.catalog_properties()))):
+        assert SECRET not in shown and "http://s3:9000" in shown and "db:5432" in shown
+    with pytest.raises(ConfigError) as failed:  # the driver is not installed: the error may quote the URI
+        catalog.open()
+    assert SECRET not in str(failed.value)
