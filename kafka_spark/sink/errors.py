@@ -18,7 +18,7 @@ class ConcurrentWriterError(SinkError):
 
 
 class BatchAlreadyCommittedError(ConcurrentWriterError):
-    """The batch was already committed (by `run_id`); Delta skipped this write, nothing was written twice."""
+    """The batch was already committed (by `run_id`); this write was skipped, nothing was written twice."""
 
     def __init__(self, message: str, batch: int, run_id: str) -> None:
         super().__init__(message)

@@ -53,7 +53,7 @@ class TableRun:
 
 
 def load_tables(spark, options: LoadOptions, table_format: TableFormat) -> MultiLoadResult:
-    """Load everything new of every topic `options.routing` selects into the topic's table, one Delta commit
+    """Load everything new of every topic `options.routing` selects into the topic's table, one commit
     per table; see the module docstring. Fail-fast raises TableCommitError naming the first failing table."""
     started, cpu = time.monotonic(), time.process_time()
     carry_on = carries_on(options)

@@ -41,7 +41,7 @@ def batch_end_offsets(spark, checkpoint: str, batch_id: int) -> dict[TopicPartit
     if len(lines) < 3 or not lines[0].startswith("v"):
         raise SinkError(f"{checkpoint}/offsets/{batch_id}: not a Spark offset log entry ({len(lines)} lines)")
     if len(lines) > 3:
-        raise SinkError(f"{checkpoint}: the query has {len(lines) - 2} sources; the Delta stream sink reads one")
+        raise SinkError(f"{checkpoint}: the query has {len(lines) - 2} sources; the sink's stream reads one")
     raw = json.loads(lines[2])
     if not isinstance(raw, dict):
         raise SinkError(f"{checkpoint}/offsets/{batch_id}: the source offset is not Kafka offsets JSON: {lines[2]}")

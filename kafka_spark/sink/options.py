@@ -1,4 +1,4 @@
-"""What a Kafka -> Delta sink is told, in parts by concern, and the `LoadOptions` / `StreamOptions` users build.
+"""What a Kafka -> table sink is told, in parts by concern, and the `LoadOptions` / `StreamOptions` users build.
 
 Each function of the sink takes the parts it needs: the source it reads (`KafkaSource`), the table and
 sink it writes (`SinkTarget`), how a batch becomes rows (`WriteFormat`), how values are parsed and where
@@ -240,12 +240,12 @@ class LoadOptions:
 
 @dataclass
 class StreamOptions(LoadOptions):
-    """A Kafka -> Delta stream: `LoadOptions` plus the query's checkpoint, trigger and per-trigger limits.
+    """A Kafka -> table stream: `LoadOptions` plus the query's checkpoint, trigger and per-trigger limits.
 
     `trigger` is `available-now`, `once`, or a processing-time interval (`10s`, `500ms`, `1m`).
     `checkpoint` defaults to `<table>/_kafka_spark/checkpoints/<sink id>` (VACUUM leaves `_` paths alone);
     for a catalog table, `start_stream` sets it from the table's location.
-    `on_commit(batch_id, result)` is called on the driver after each micro-batch's Delta commit;
+    `on_commit(batch_id, result)` is called on the driver after each micro-batch's commit;
     with `routing`, `on_trigger(batch_id, results)` after each micro-batch's commits, one per table.
     A routed stream's checkpoint defaults to `<template's parent>/_kafka_spark/checkpoints/<sink id>` for
     a path template whose last part holds `{topic}`, and must be given otherwise.

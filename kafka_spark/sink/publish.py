@@ -1,4 +1,4 @@
-"""After a Delta commit, and never before it: the committed positions mirrored where lag tools look.
+"""After a table's commit, and never before it: the committed positions mirrored where lag tools look.
 
 A Kafka consumer group (OffsetCommit) for today's tools, the old consumers' ZooKeeper layout for the
 tools of that era. The table stays the source of truth: a mirror that fails fails the run with the

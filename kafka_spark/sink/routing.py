@@ -1,4 +1,4 @@
-"""Routing many topics into one Delta table each: which table a topic goes to, and with which settings.
+"""Routing many topics into one table each: which table a topic goes to, and with which settings.
 
 A `Routing` names each topic's table by an explicit map (`tables`, which wins) or a template with
 `{topic}`. A template that is a path or a store URI (`/lake/bronze/{topic}`, `s3a://lake/bronze/{topic}`)

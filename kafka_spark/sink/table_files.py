@@ -1,4 +1,4 @@
-"""The small files the sink keeps beside a Delta table (`<table>/_kafka_spark/...`), on the table's own store.
+"""The small files the sink keeps beside a table (`<table>/_kafka_spark/...`), on the table's own store.
 
 Three ways to reach them, one interface:
 
