@@ -67,6 +67,14 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
     p.add_argument("--merge-schema", metavar="true|false",
                    help="let a write add the columns that a newer schema or the transform brings to the table "
                         "(Delta's mergeSchema; default false)")
+    p.add_argument("--cdc", metavar="debezium|upsert",
+                   help="the topics are change streams, applied to the table as upserts and deletes (Delta's MERGE, "
+                        "with the offsets in the same commit): debezium (Debezium's JSON change events) or upsert "
+                        "(a keyed topic: the value is the row, a null value deletes its key)")
+    p.add_argument("--key-columns", metavar="C1,C2",
+                   help="with --cdc: the columns that identify a row (default: the record key's fields)")
+    p.add_argument("--cdc-metadata", metavar="true|false",
+                   help="with --cdc: add the columns __op, __source_ts_ms and __lsn of each row's last change")
     p.add_argument("--dead-letter", metavar="PATH",
                    help="with --value-schema or a format: write records whose value does not parse or decode to "
                         "this Delta table, with their offsets and the error, and load the rest")

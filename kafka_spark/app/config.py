@@ -46,6 +46,7 @@ from kafka_spark.app.values import (
 from kafka_spark.client import ClientConfig
 from kafka_spark.client.auth.login import check_login
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.change_capture import change_capture, check_change_options
 from kafka_spark.sink.position import check_sink_id
 from kafka_spark.sink.value_schema import require_schema
 
@@ -57,6 +58,18 @@ def parse_writer(value: Any, name: str) -> str:
     text = parse_text(value, name).lower()
     if text not in WRITERS:
         raise ConfigError(f"{name}: expected {', '.join(WRITERS)}, got {value!r}")
+    return text
+
+
+def parse_cdc(value: Any, name: str) -> str | None:
+    """How the topics change the table: debezium, upsert, or none (appended)."""
+    from kafka_spark.sink.change_capture import CDC_MODES
+
+    text = parse_text(value, name).lower()
+    if text == "none":
+        return None
+    if text not in CDC_MODES:
+        raise ConfigError(f"{name}: expected {', '.join(CDC_MODES)} or none, got {value!r}")
     return text
 
 
@@ -80,6 +93,9 @@ COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     "dead-letter": ("dead_letter", parse_text),
     "seed-records": ("seed_records", parse_count),
     "merge-schema": ("merge_schema", parse_bool),
+    "cdc": ("cdc", parse_cdc),
+    "key-columns": ("key_columns", parse_names),
+    "cdc-metadata": ("cdc_metadata", parse_bool),
     "writer": ("writer", parse_writer),
     **FORMAT_KEYS,
     "table-template": ("table_template", parse_template),
@@ -224,6 +240,8 @@ def validate(config: AppConfig) -> None:
     check_sink_id(config.sink_id)
     require_schema(config.dead_letter, config.value_schema, decoded(config))
     check_payloads(config)
+    check_change_options(change_capture(config.cdc, config.key_columns, config.cdc_metadata),
+                         transform=config.transform, dead_letter=config.dead_letter, decoded=decoded(config))
     # The client settings are checked now; the embedded broker's address is not known yet, so stand one in.
     props = client_properties(config)
     if "bootstrap.servers" not in props and "zookeeper.connect" not in props:

@@ -40,6 +40,9 @@ class AppConfig:
     dead_letter: str | None = None
     seed_records: int = SAMPLE_RECORDS
     merge_schema: bool = False
+    cdc: str | None = None
+    key_columns: list[str] = field(default_factory=list)
+    cdc_metadata: bool = False
     writer: str | None = None
     value_format: str | None = None
     key_format: str | None = None

@@ -41,6 +41,7 @@ def sink_settings(config: AppConfig, source: Source, table: str | None) -> dict[
                 "publish_zookeeper_group": config.publish_zookeeper_group, "value_schema": config.value_schema,
                 "dead_letter": table_location(config.dead_letter) if config.dead_letter else None,
                 "merge_schema": config.merge_schema, **decoding_settings(config),
+                "cdc": config.cdc, "key_columns": config.key_columns, "cdc_metadata": config.cdc_metadata,
                 **({"writer": config.writer} if config.writer else {})}
     if not routed(config):
         return settings

@@ -63,13 +63,13 @@ def _write_commit(spark, target: SinkTarget, fmt: WriteFormat, df, commit: SinkC
     try:
         if fmt.progress:
             with Progress(spark, f"{sink_id} {label}"):
-                _save(writer, location)
+                save_to(writer, location)
         else:
-            _save(writer, location)
+            save_to(writer, location)
     except Exception as exc:  # Delta's conflict errors come through py4j as several types
         if values is not None:
             values.explain(exc, commit.batch)
-        if _is_conflict(exc):
+        if is_conflict(exc):
             raise ConcurrentWriterError(
                 f"another load committed to {table} for sink {sink_id!r} at the same time; this run's batch "
                 f"{commit.batch} was not written. Run one load per sink and table at a time.") from None
@@ -91,7 +91,7 @@ def _write_commit(spark, target: SinkTarget, fmt: WriteFormat, df, commit: SinkC
                       dead_letters=winner.dead_letters)
 
 
-def _save(writer, location: TableLocation) -> None:
+def save_to(writer, location: TableLocation) -> None:
     """Write by name to a catalog table (so the catalog sees the write), else to the path."""
     if location.name:
         writer.saveAsTable(location.name)
@@ -103,7 +103,7 @@ _CONFLICT_MARKERS = ("Concurrent", "CONCURRENT", "ProtocolChanged", "MetadataCha
                      "METADATA_CHANGED", "FileAlreadyExists")
 
 
-def _is_conflict(exc: BaseException) -> bool:
+def is_conflict(exc: BaseException) -> bool:
     """Whether Delta refused the commit because another writer committed first."""
     text = f"{type(exc).__name__} {str(exc)[:2000]}"
     return any(m in text for m in _CONFLICT_MARKERS)

@@ -24,6 +24,7 @@ from kafka_spark.delta.direct_commit import (
     write_tables,
     written_by_spark,
 )
+from kafka_spark.delta.merge_commit import merge_commit
 from kafka_spark.delta.spark_commit import write_commit
 from kafka_spark.delta.writer_choice import NEW_CATALOG_TABLE, WriterChoice, choose_writer
 from kafka_spark.errors import ConfigError
@@ -153,6 +154,10 @@ def commit_table(spark, routed: RoutedTable, df, commit: SinkCommit, label: str,
     (`progress=False`: without the table's own progress line, when the batch shows one for all)."""
     opts = routed.options
     fmt = opts.format if progress else dataclasses.replace(opts.format, progress=False)
-    result = write_commit(spark, opts.target, fmt, opts.parsing, df, commit, label, location)
+    changes = opts.changes
+    if changes is not None:  # a change stream: its changes applied with Delta's MERGE (merge_commit.py)
+        result = merge_commit(spark, opts.target, fmt, opts.parsing, changes, df, commit, label, location)
+    else:
+        result = write_commit(spark, opts.target, fmt, opts.parsing, df, commit, label, location)
     result.table, result.topic = routed.table, routed.topic
     return result

@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 
 WRITERS = ("auto", "spark", "direct")
 # Why a load that creates a catalog table takes Spark's writer (which registers it); later ones may be direct.
+# Why a change stream's table takes Spark's writer: the direct writer appends files, and has no MERGE here.
+CHANGE_CAPTURE = ("cdc applies changes with Delta's MERGE on Spark (the direct writer appends files; "
+                  "delta-rs's MERGE is not wired to the sink in this version)")
 NEW_CATALOG_TABLE = "a new catalog table is created by Spark's writer (the direct writer serves its later commits)"
 # The session catalog whose Delta tables the direct writer serves by name: Delta's own, over Spark's metastore.
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -88,6 +91,12 @@ def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | No
     if wanted == "spark":
         require_delta_spark(f"{options.table}: writer 'spark' (Spark's Delta writer)", spark)
         return WriterChoice("spark")
+    if getattr(options, "changes", None) is not None:
+        if wanted == "direct":
+            raise ConfigError(f"writer 'direct' cannot write to {options.table}: {CHANGE_CAPTURE}; use writer "
+                              "'spark' or 'auto'")
+        require_delta_spark(f"{options.table}: change data capture ({CHANGE_CAPTURE})", spark)
+        return WriterChoice("spark", reason=CHANGE_CAPTURE)
     if location is None and options.table is not None and not is_table_name(options.table):
         from kafka_spark.delta.location import locate
 

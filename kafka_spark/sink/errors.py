@@ -55,3 +55,15 @@ class UnroutedRecordError(SinkError):
 
 class CheckpointMismatchError(SinkError):
     """The query's checkpoint and the table disagree on where the sink's stream stands."""
+
+
+class ChangeEventError(SinkError):
+    """A change stream's record that cannot be applied (an envelope that does not parse, an unknown operation, a
+    record without a key): the first one of the batch, by partition and offset; nothing of the batch is committed."""
+
+    def __init__(self, message: str, topic: str, partition: int, offset: int, reason: str) -> None:
+        super().__init__(message)
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.reason = reason

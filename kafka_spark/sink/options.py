@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.change_capture import ChangeCapture, change_capture, check_change_options
 from kafka_spark.sink.routing import PLACEHOLDER, Routing
 from kafka_spark.sink.table_names import is_table_name
 from kafka_spark.spark.redaction import redacted_repr
@@ -159,6 +160,9 @@ class LoadOptions:
     "direct" there), and a directly written micro-batch reads its own offsets from Kafka in the write
     instead of the query's DataFrame (see stream.py).
 
+    `cdc` ("debezium" or "upsert"), with `key_columns` and `cdc_metadata`: the topics are change streams,
+    applied to the table as upserts and deletes instead of appended (see change_capture.py).
+
     `log_dirs` (a batch load only): read the records from Kafka log directories, as `format("pykafka-log")`'s
     `path` takes them (a path, a URI, a glob, or several), instead of from brokers; `kafka` then needs no
     brokers (its `isolation.level` still applies). The batch runs from the table's committed offsets (else
@@ -191,6 +195,9 @@ class LoadOptions:
     routing: Routing | None = None
     writer: str = "auto"
     log_dirs: str | Sequence[str] | None = None
+    cdc: str | None = None
+    key_columns: Sequence[str] = ()
+    cdc_metadata: bool = False
 
     # Client properties and registry settings hold passwords: a notebook cell or a log line shows this repr.
     __repr__ = redacted_repr
@@ -202,6 +209,10 @@ class LoadOptions:
             raise ConfigError("log_dirs loads one table: give `table` instead of a routing")
         if self.table is None and self.routing is None:
             raise ConfigError("give the table to load into, or a routing of topics to tables")
+        check_change_options(self.changes, transform=self.transform, dead_letter=self.dead_letter,
+                             decoded=bool(self.decoding))
+        if self.changes is not None and self.log_dirs is not None:
+            raise ConfigError("cdc: log_dirs back-fills appended records; load change streams from brokers")
 
     @property
     def source(self) -> KafkaSource:
@@ -232,6 +243,11 @@ class LoadOptions:
     @property
     def parsing(self) -> ValueParsing:
         return ValueParsing(self.value_schema, self.dead_letter, bool(self.decoding))
+
+    @property
+    def changes(self) -> ChangeCapture | None:
+        """How the records change the table (None: they are appended)."""
+        return change_capture(self.cdc, self.key_columns, self.cdc_metadata)
 
     @property
     def publishing(self) -> Publishing:

@@ -1,0 +1,247 @@
+"""A batch of change events as the rows a MERGE applies: per key, the last change in Kafka order.
+
+The batch's records (Spark's Kafka columns) are parsed in Spark SQL as VARIANT (`try_parse_json`), so an
+envelope's columns need no schema given up front: one aggregation finds the columns of the rows
+(`schema_of_variant_agg`), the first record that cannot be applied, and the truncates; a second check finds a
+record without a key. Column types are, in this order: `value_schema`'s (the source table's columns as Spark
+DDL), the table's own, or what the batch's values show (JSON integers as BIGINT, other numbers as DOUBLE:
+a column keeps the type it was created with, and a JSON number's precision varies from value to value).
+
+Debezium: the value is `{"schema": ..., "payload": ENVELOPE}` (the JSON converter with schemas) or ENVELOPE;
+ENVELOPE has `op` (c, r, u, d, t), `before`, `after` and `source` (`ts_ms`, `lsn`). The key likewise, with
+or without `schema`. A null value (the tombstone after a delete) deletes its key. Upsert mode: the value is
+the row, a null value deletes. Keys come from the record key's fields (a JSON object), else from the row
+(or `before`), else, for one key column, the whole key (JSON scalar or plain text).
+
+Ordering: a key's changes share a partition, so the last by (partition, offset) is the last made. A
+truncate (`t`) drops the table's rows and its partition's earlier changes of the batch; changes read from
+other partitions in the same batch are kept (Debezium orders a truncate only within its partition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from kafka_spark.errors import ConfigError
+from kafka_spark.sink.change_capture import LSN_COLUMN, OP_COLUMN, SOURCE_TS_COLUMN, ChangeCapture
+from kafka_spark.sink.errors import ChangeEventError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import DataType, StructType
+
+# The source's column that says a key's last change deletes it; never a table column.
+DELETED = "__kafka_spark_deleted"
+DEBEZIUM_OPS = ("c", "r", "u", "d", "t")
+UPSERTS = ("c", "r", "u")
+
+
+@dataclass
+class BatchChanges:
+    """The batch's last change per key (`rows`: key and data columns, metadata columns, DELETED), whether it
+    truncates the table, and how many change records it read."""
+
+    rows: DataFrame
+    keys: tuple[str, ...]
+    columns: tuple[str, ...]
+    truncated: bool
+    records: int
+
+
+def _object(expr: str) -> str:
+    """SQL: whether the VARIANT `expr` is a JSON object."""
+    return f"({expr} IS NOT NULL AND schema_of_variant({expr}) LIKE 'OBJECT<%')"
+
+
+def _unwrap(expr: str) -> str:
+    """SQL: the `payload` of a converter's `{"schema": ..., "payload": ...}`, else the VARIANT itself."""
+    return (f"CASE WHEN {_object(expr)} AND try_variant_get({expr}, '$.schema', 'variant') IS NOT NULL "
+            f"AND try_variant_get({expr}, '$.payload', 'variant') IS NOT NULL "
+            f"THEN variant_get({expr}, '$.payload', 'variant') ELSE {expr} END")
+
+
+def path(column: str) -> str:
+    """The JSON path of a top-level field, as a SQL literal ('$["name"]': any name the options accept)."""
+    return "'$[\"" + column.replace("\\", "\\\\") + "\"]'"
+
+
+def parsed(df: DataFrame, capture: ChangeCapture) -> DataFrame:
+    """The records with `_k` (key), `_row`, `_before`, `_op`, `_ts`, `_lsn` and `_bad` (why the record cannot
+    be applied, or null)."""
+    from pyspark.sql import functions as F
+
+    base = df.select("topic", "partition", "offset", "timestamp", "key", "value",
+                     F.expr("try_parse_json(CAST(key AS STRING))").alias("_kj"),
+                     F.expr("try_parse_json(CAST(value AS STRING))").alias("_v"))
+    base = base.withColumn("_k", F.expr(_unwrap("_kj"))).withColumn("_env", F.expr(_unwrap("_v")))
+    gone = "(value IS NULL OR is_variant_null(_env))"  # a tombstone (or a converter's null payload)
+    if capture.debezium:
+        op = "try_variant_get(_env, '$.op', 'string')"
+        cols = {
+            "_op": f"CASE WHEN {gone} THEN 'd' ELSE {op} END",
+            "_row": "try_variant_get(_env, '$.after', 'variant')",
+            "_before": "try_variant_get(_env, '$.before', 'variant')",
+            "_ts": "try_variant_get(_env, '$.source.ts_ms', 'bigint')",
+            "_lsn": "try_variant_get(_env, '$.source.lsn', 'bigint')",
+        }
+        ops = ", ".join(f"'{o}'" for o in DEBEZIUM_OPS)
+        upserts = ", ".join(f"'{o}'" for o in UPSERTS)
+        bad = (f"CASE WHEN value IS NOT NULL AND _v IS NULL THEN 'the value is not JSON' "
+               f"WHEN NOT {gone} AND NOT {_object('_env')} THEN 'the value is not a JSON object' "
+               f"WHEN NOT {gone} AND {op} IS NULL THEN 'the value has no op field: not a Debezium change event' "
+               f"WHEN NOT {gone} AND {op} NOT IN ({ops}) THEN concat('unknown operation ', {op}) "
+               f"WHEN {op} IN ({upserts}) AND NOT {_object('_row')} "
+               f"THEN concat('operation ', {op}, ' has no after row') END")
+    else:
+        cols = {"_op": f"CASE WHEN {gone} THEN 'd' ELSE 'u' END", "_row": "_env",
+                "_before": "CAST(NULL AS VARIANT)", "_ts": "unix_millis(timestamp)", "_lsn": "CAST(NULL AS BIGINT)"}
+        bad = (f"CASE WHEN value IS NOT NULL AND _v IS NULL THEN 'the value is not JSON' "
+               f"WHEN NOT {gone} AND NOT {_object('_env')} THEN 'the value is not a JSON object' END")
+    for name, sql in cols.items():
+        base = base.withColumn(name, F.expr(sql))
+    return base.withColumn("_bad", F.expr(bad))
+
+
+def batch_changes(df: DataFrame, capture: ChangeCapture, table_schema: StructType | None,
+                  value_schema: StructType | None) -> BatchChanges:
+    """The batch's changes as MERGE source rows (see the module docstring); ChangeEventError names the first
+    record that cannot be applied. `df` is read more than once: the caller persists it."""
+    from pyspark.sql import functions as F
+
+    records = parsed(df, capture)
+    summary = records.agg(
+        F.count(F.lit(1)).alias("records"),
+        F.expr("schema_of_variant_agg(CASE WHEN _bad IS NULL AND _op IN ('c', 'r', 'u') THEN _row END)")
+        .alias("rows"),
+        F.expr(f"schema_of_variant_agg(CASE WHEN {_object('_k')} THEN _k END)").alias("keys"),
+        F.expr("min(CASE WHEN _bad IS NOT NULL THEN struct(partition, offset, topic, _bad) END)").alias("bad"),
+        F.expr("collect_list(CASE WHEN _bad IS NULL AND _op = 't' THEN struct(partition, offset) END)").alias("t"),
+    ).first()
+    assert summary is not None  # an aggregation without grouping has one row
+    if summary["bad"] is not None:
+        first = summary["bad"]
+        raise _record_error(first["topic"], first["partition"], first["offset"], first["_bad"])
+    known = _known_types(table_schema, value_schema)
+    inferred_rows = _struct(summary["rows"])
+    keys = capture.key_columns or tuple(f.name for f in _struct(summary["keys"]).fields)
+    if not keys and summary["records"]:
+        raise ConfigError("cdc: the record keys are not JSON objects, so they name no key columns; give "
+                          "key_columns (--key-columns)")
+    inferred_keys = {f.name: f.dataType for f in _struct(summary["keys"]).fields}
+    key_types = {k: _first_type(known.get(k), inferred_keys.get(k), _field_type(inferred_rows, k)) for k in keys}
+    data = _data_columns(keys, inferred_rows, known, table_schema)
+    truncates: dict[int, int] = {}
+    for t in summary["t"]:
+        truncates[t["partition"]] = max(t["offset"], truncates.get(t["partition"], -1))
+    rows = records.where("_bad IS NULL AND _op <> 't'")
+    if truncates:
+        # A truncate supersedes its partition's earlier changes (their rows are gone with the table's).
+        earlier = " OR ".join(f"(partition = {p} AND offset < {o})" for p, o in sorted(truncates.items()))
+        rows = rows.where(f"NOT ({earlier})")
+    single = len(keys) == 1
+    for k, kind in key_types.items():
+        rows = rows.withColumn(f"_key_{keys.index(k)}", F.expr(_key_sql(k, kind.simpleString(), single)))
+    key_cols = [f"_key_{i}" for i in range(len(keys))]
+    keyless = rows.where(" OR ".join(f"{c} IS NULL" for c in key_cols)).select("topic", "partition", "offset") \
+        .orderBy("partition", "offset").limit(1).collect()
+    if keyless:
+        first = keyless[0]
+        raise _record_error(first["topic"], first["partition"], first["offset"],
+                            f"no value for the key column(s) {', '.join(keys)}")
+    from pyspark.sql.window import Window
+
+    latest = Window.partitionBy(*key_cols).orderBy(F.col("partition").desc(), F.col("offset").desc())
+    rows = rows.withColumn("_last", F.row_number().over(latest)).where("_last = 1")
+    out = [F.col(c).alias(k) for c, k in zip(key_cols, keys, strict=True)]
+    out += [F.expr(f"variant_get(_row, {path(name)}, '{kind.simpleString()}')").alias(name)
+            for name, kind in data]
+    if capture.metadata:
+        out += [F.col("_op").alias(OP_COLUMN), F.col("_ts").alias(SOURCE_TS_COLUMN), F.col("_lsn").alias(LSN_COLUMN)]
+    out.append(F.expr("_op = 'd'").alias(DELETED))
+    columns = (*keys, *(name for name, _ in data),
+               *((OP_COLUMN, SOURCE_TS_COLUMN, LSN_COLUMN) if capture.metadata else ()))
+    return BatchChanges(rows.select(*out), keys, columns, bool(truncates), int(summary["records"]))
+
+
+def _key_sql(column: str, kind: str, single: bool) -> str:
+    """SQL: a key column's value, from the key's field, else the row's (or `before`'s); for a single key
+    column, a key that is a JSON scalar or not JSON at all (plain text) is the value itself."""
+    found = [f"CASE WHEN {_object('_k')} THEN try_variant_get(_k, {path(column)}, '{kind}') END",
+             f"try_variant_get(_row, {path(column)}, '{kind}')", f"try_variant_get(_before, {path(column)}, '{kind}')"]
+    if single:
+        found.append(f"CASE WHEN key IS NOT NULL AND NOT {_object('_k')} THEN coalesce("
+                     f"try_variant_get(_k, '$', '{kind}'), try_cast(CAST(key AS STRING) AS {kind})) END")
+    return f"coalesce({', '.join(found)})"
+
+
+def _record_error(topic: str, partition: int, offset: int, reason: str) -> ChangeEventError:
+    return ChangeEventError(
+        f"topic {topic!r} [{partition}] offset {offset}: {reason}; nothing of this batch was committed",
+        topic, partition, offset, reason)
+
+
+def _first_type(*kinds: DataType | None) -> DataType:
+    """The first of `kinds` that is a type of values (STRING when none is)."""
+    from pyspark.sql.types import NullType, StringType
+
+    return next((k for k in kinds if k is not None and not isinstance(k, NullType)), StringType())
+
+
+def _struct(ddl: str | None) -> StructType:
+    """The struct a `schema_of_variant_agg` result describes (empty for no objects), with Spark types a table
+    keeps (`_stable`); a top-level field that was always null stays, as NULL (its value is set when the column
+    has a type: the table's or `value_schema`'s)."""
+    from pyspark.sql.types import DataType, NullType, StructField, StructType
+
+    if not ddl or not ddl.startswith("OBJECT<"):
+        return StructType([])
+    # schema_of_variant names a JSON object OBJECT<...>; Spark's DDL parser reads the same as STRUCT<...>.
+    parsed = DataType.fromDDL("STRUCT<" + ddl[len("OBJECT<"):].replace(" OBJECT<", " STRUCT<")
+                              .replace("<OBJECT<", "<STRUCT<"))
+    assert isinstance(parsed, StructType)
+    return StructType([StructField(f.name, _stable(f.dataType) or NullType(), True) for f in parsed.fields])
+
+
+def _stable(kind: DataType) -> DataType | None:
+    """The type a column of values of `kind` gets: DOUBLE for JSON numbers with a fraction (a batch's DECIMAL
+    precision is that batch's), STRING for values of mixed types, none for a field that was always null."""
+    from pyspark.sql.types import ArrayType, DecimalType, DoubleType, NullType, StringType, StructField, StructType
+
+    if isinstance(kind, NullType):
+        return None
+    if isinstance(kind, DecimalType):
+        return DoubleType()
+    if isinstance(kind, StructType):
+        fields = [(f.name, _stable(f.dataType)) for f in kind.fields]
+        return StructType([StructField(n, t, True) for n, t in fields if t is not None])
+    if isinstance(kind, ArrayType):
+        inner = _stable(kind.elementType)
+        return ArrayType(inner if inner is not None else StringType(), True)
+    if kind.typeName() == "variant":
+        return StringType()
+    return kind
+
+
+def _known_types(table_schema: StructType | None, value_schema: StructType | None) -> dict[str, DataType]:
+    known = {f.name: f.dataType for f in (table_schema.fields if table_schema is not None else [])}
+    known.update({f.name: f.dataType for f in (value_schema.fields if value_schema is not None else [])})
+    return known
+
+
+def _field_type(struct: StructType, name: str) -> DataType | None:
+    return next((f.dataType for f in struct.fields if f.name == name), None)
+
+
+def _data_columns(keys: Sequence[str], inferred: StructType, known: dict[str, DataType],
+                  table_schema: StructType | None) -> list[tuple[str, Any]]:
+    """The non-key columns the batch's rows set, with their types: the table's columns first, in its order. A
+    field that was null in every row and has no known type is left out (no column can be made of it yet)."""
+    from pyspark.sql.types import NullType
+
+    present = {f.name: f.dataType for f in inferred.fields}
+    order = [f.name for f in table_schema.fields] if table_schema is not None else []
+    order += [name for name in present if name not in order]
+    typed = [(name, known.get(name) or present[name]) for name in order if name not in keys and name in present]
+    return [(name, kind) for name, kind in typed if not isinstance(kind, NullType)]

@@ -1,0 +1,162 @@
+"""A change stream's batch applied to a Delta table with its offsets in one commit: Delta's MERGE on Spark.
+
+Per key, the batch's last change (delta/changes.py) updates, inserts or deletes the row; a truncate also
+deletes every row the batch does not change (`WHEN NOT MATCHED BY SOURCE`); new columns are added (schema
+evolution). The table's first commit, when the table is not there yet, is an append of the rows the batch
+leaves (an empty table's MERGE would give the same rows).
+
+Exactly once, as an append: the commit carries the sink's `txn` (`kafka-spark/<sink id>`, the batch number)
+and the batch's JSON as `userMetadata`, so delta/position.py resumes from it and Delta skips a re-run of a
+committed batch (detected afterwards, as for appends). A MERGE takes no writer options: Delta reads them
+from the session's SQL confs (its idempotent DML). They are set on a clone of the session made for this
+one MERGE, never on the caller's: a routed batch commits its tables in parallel threads, and any other
+Delta write of the session would otherwise carry this table's `txn` and metadata.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import nullcontext
+from typing import Any
+
+from kafka_spark.delta.catalog import create_catalog_table
+from kafka_spark.delta.changes import DELETED, BatchChanges, batch_changes
+from kafka_spark.delta.location import TableLocation, locate, path_location
+from kafka_spark.delta.position import materialize, write_pending
+from kafka_spark.delta.spark_commit import committed, is_conflict, save_to
+from kafka_spark.sink.change_capture import ChangeCapture
+from kafka_spark.sink.crash import crash_point
+from kafka_spark.sink.errors import BatchAlreadyCommittedError, ConcurrentWriterError
+from kafka_spark.sink.options import SinkTarget, ValueParsing, WriteFormat
+from kafka_spark.sink.position import SinkCommit, app_id
+from kafka_spark.sink.progress import Progress
+from kafka_spark.sink.results import LoadResult
+from kafka_spark.spark.versions import require_delta_spark
+
+log = logging.getLogger(__name__)
+
+# Delta's idempotent DML and commit metadata, read from the session by MERGE (and every other Delta write).
+TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+AUTO_MERGE = "spark.databricks.delta.schema.autoMerge.enabled"
+KAFKA_COLUMNS = ("topic", "partition", "offset", "timestamp", "key", "value")
+
+
+def merge_commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, capture: ChangeCapture, df,
+                 commit: SinkCommit, label: str, location: TableLocation | None = None) -> LoadResult:
+    """Apply the batch's changes (`df`: its records, Spark's Kafka columns) with `commit`, in one Delta commit."""
+    require_delta_spark(f"{target.table} {label}: change data capture (Delta's MERGE on Spark)", spark)
+    # Read several times (the batch's columns, its keys, the MERGE): from Kafka once.
+    records = df.select(*KAFKA_COLUMNS).persist()
+    try:
+        return _commit(spark, target, fmt, parsing, capture, records, commit, label, location)
+    finally:
+        records.unpersist()
+
+
+def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, capture: ChangeCapture, records,
+            commit: SinkCommit, label: str, location: TableLocation | None) -> LoadResult:
+    sink_id = target.sink_id
+    location = location or locate(target.table, spark)
+    exists = location is not None and location.state().refresh() is not None
+    table_schema = _delta_table(spark, location).toDF().schema if exists and location is not None else None
+    value_schema = None
+    if parsing.value_schema:
+        from kafka_spark.sink.value_schema import value_struct
+
+        value_schema = value_struct(spark, parsing.value_schema)
+    changes = batch_changes(records, capture, table_schema, value_schema)
+    if not exists and changes.records == 0:
+        # Nothing to make the table's columns of: the table is created by the stream's first change.
+        log.info("%s %s: no change yet; the table is created by the first one", target.table, label)
+        return LoadResult("up-to-date", sink_id, None, offsets=dict(commit.start_offsets), run_id=commit.run_id)
+    if location is None:  # a catalog table not created yet: created empty, then merged into
+        schema = changes.rows.drop(DELETED).schema
+        location = path_location(create_catalog_table(spark, target.table, schema, fmt.partition_by), spark,
+                                 name=target.table)
+        exists = True
+    write_pending(location, commit)
+    state = location.state()
+    before = state.refresh()
+    before = -1 if before is None else before
+    crash_point("before-write")
+    try:
+        with Progress(spark, f"{sink_id} {label}") if fmt.progress else nullcontext():
+            if exists:
+                _merge(spark, changes, location, commit, table_schema)
+            else:
+                _append(changes, location, fmt, commit)
+    except Exception as exc:  # Delta's conflict errors come through py4j as several types
+        if is_conflict(exc):
+            raise ConcurrentWriterError(
+                f"another writer committed to {location} for sink {sink_id!r} at the same time; this run's batch "
+                f"{commit.batch} was not applied. Run one load per sink and table at a time.") from None
+        raise
+    crash_point("after-commit")
+    state.refresh()
+    winner, _ = committed(location, state, sink_id, commit.batch, before)
+    if winner.run_id != commit.run_id:
+        raise BatchAlreadyCommittedError(
+            f"batch {commit.batch} of sink {sink_id!r} was already committed to {location} by run {winner.run_id}; "
+            "Delta skipped this run's MERGE, so no change was applied twice", commit.batch, winner.run_id)
+    materialize(location, winner)
+    version = state.version_reaching(app_id(sink_id), commit.batch, before)
+    return LoadResult("committed", sink_id, commit.batch, rows=changes.records, table_version=version,
+                      start=dict(commit.start_offsets), offsets=winner.offsets, run_id=commit.run_id)
+
+
+def _delta_table(session, location: TableLocation):
+    from delta.tables import DeltaTable
+
+    return DeltaTable.forName(session, location.name) if location.name else DeltaTable.forPath(session, location.path)
+
+
+def _append(changes: BatchChanges, location: TableLocation, fmt: WriteFormat, commit: SinkCommit) -> None:
+    """The table's first commit: the rows the batch leaves, with the offsets (the append's own writer options)."""
+    rows = changes.rows.where(f"NOT {DELETED}").drop(DELETED)
+    writer = (rows.write.format("delta").mode("append")
+              .option("txnAppId", app_id(commit.sink_id)).option("txnVersion", commit.batch)
+              .option("userMetadata", commit.to_json()).option("mergeSchema", "true"))
+    if fmt.partition_by:
+        writer = writer.partitionBy(*fmt.partition_by)
+    save_to(writer, location)
+
+
+def _merge(spark, changes: BatchChanges, location: TableLocation, commit: SinkCommit, table_schema: Any) -> None:
+    """MERGE the batch's last change per key, in a session of its own that carries the commit's `txn`."""
+    session = isolated_session(spark)
+    session.conf.set(TXN_APP_ID, app_id(commit.sink_id))
+    session.conf.set(TXN_VERSION, str(commit.batch))
+    session.conf.set(USER_METADATA, commit.to_json())
+    session.conf.set(AUTO_MERGE, "true")  # a column added at the source is added to the table
+    if changes.records == 0:
+        # An empty source: the commit still has to carry the position (a batch of transaction markers alone).
+        empty = session.createDataFrame([], table_schema)
+        save_to(empty.write.format("delta").mode("append"), location)
+        return
+    source = changes.rows.alias("s")
+    on = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in changes.keys)
+    values = {_quoted(c): f"s.{_quoted(c)}" for c in changes.columns}
+    updates = {c: v for c, v in values.items() if c not in {_quoted(k) for k in changes.keys}}
+    merge = (_delta_table(session, location).alias("t").merge(source, on)
+             .whenMatchedDelete(condition=f"s.{DELETED}"))
+    if updates:
+        merge = merge.whenMatchedUpdate(condition=f"NOT s.{DELETED}", set=updates)
+    merge = merge.whenNotMatchedInsert(condition=f"NOT s.{DELETED}", values=values)
+    if changes.truncated:
+        merge = merge.whenNotMatchedBySourceDelete()
+    merge.execute()
+
+
+def isolated_session(spark):
+    """A clone of `spark` (its settings, catalog and functions as they are now) whose SQL confs are its own."""
+    from pyspark.sql import SparkSession
+
+    # cloneSession is Spark's own (package-private in Scala, callable from py4j); newSession would drop the
+    # runtime settings the caller's writes see (a store's credentials set with spark.conf.set).
+    return SparkSession(spark.sparkContext, spark._jsparkSession.cloneSession())
+
+
+def _quoted(column: str) -> str:
+    return f"`{column}`"

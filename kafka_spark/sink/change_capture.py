@@ -1,0 +1,91 @@
+"""Change data capture: a keyed topic that describes a table's current state rather than rows to append.
+
+`cdc` names how records are read: "debezium" (Debezium's JSON change events: `before`/`after`/`op`, with or
+without the converter's `schema` part, keys from the record key) or "upsert" (any keyed topic, a compacted
+one: the value is the row, a null value deletes its key). `key_columns` names the columns that identify a
+row; without it they are the fields of the record key (a JSON object). `cdc_metadata` adds columns with each
+row's last change (`__op`, `__source_ts_ms`, `__lsn`: the names Debezium's ExtractNewRecordState gives them).
+
+This module holds the settings and their checks, which every table format shares; applying a batch's
+changes is the table format's (Delta's: delta/merge_commit.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kafka_spark.errors import ConfigError
+
+CDC_MODES = ("debezium", "upsert")
+# The metadata columns, named as Debezium's ExtractNewRecordState SMT names them (`add.fields` with `__`).
+OP_COLUMN = "__op"
+SOURCE_TS_COLUMN = "__source_ts_ms"
+LSN_COLUMN = "__lsn"
+METADATA_COLUMNS = (OP_COLUMN, SOURCE_TS_COLUMN, LSN_COLUMN)
+# A column name the sink can quote in SQL and in a JSON path: no backquote, quote or control character.
+_COLUMN = re.compile(r"^[^`'\"\x00-\x1f]{1,255}$")
+
+
+@dataclass(frozen=True)
+class ChangeCapture:
+    """How a topic's records change a table (see the module docstring)."""
+
+    mode: str
+    key_columns: tuple[str, ...] = ()
+    metadata: bool = False
+
+    @property
+    def debezium(self) -> bool:
+        return self.mode == "debezium"
+
+
+def change_capture(cdc: str | None, key_columns: Sequence[str] | str | None,
+                   metadata: bool = False) -> ChangeCapture | None:
+    """The checked settings; None when the topic's records are appended (`cdc` unset)."""
+    keys = _key_columns(key_columns)
+    if cdc is None or not str(cdc).strip() or str(cdc).strip().lower() == "none":
+        if keys:
+            raise ConfigError("key_columns (--key-columns) names the key of a change stream: give cdc "
+                              f"(--cdc {'|'.join(CDC_MODES)}) too")
+        if metadata:
+            raise ConfigError("cdc_metadata (--cdc-metadata) adds the columns of a change stream: give cdc "
+                              f"(--cdc {'|'.join(CDC_MODES)}) too")
+        return None
+    mode = str(cdc).strip().lower()
+    if mode not in CDC_MODES:
+        raise ConfigError(f"cdc {cdc!r}: expected one of {', '.join(CDC_MODES)} (or none, to append records)")
+    for name in keys:
+        if not _COLUMN.match(name):
+            raise ConfigError(f"key_columns: {name!r} is not a column name the sink can use (no quotes, "
+                              "backquotes or control characters)")
+        if name in METADATA_COLUMNS:
+            raise ConfigError(f"key_columns: {name} is a metadata column of the sink")
+    if len(set(keys)) != len(keys):
+        raise ConfigError(f"key_columns names a column twice: {', '.join(keys)}")
+    return ChangeCapture(mode, keys, bool(metadata))
+
+
+def _key_columns(given: Sequence[str] | str | None) -> tuple[str, ...]:
+    if given is None:
+        return ()
+    if isinstance(given, str):
+        given = given.split(",")
+    return tuple(name.strip() for name in given if name and name.strip())
+
+
+def check_change_options(capture: ChangeCapture | None, *, transform: object, dead_letter: str | None,
+                         decoded: bool) -> None:
+    """What this cut of change capture does not combine with, refused with the reason."""
+    if capture is None:
+        return
+    if transform is not None:
+        raise ConfigError("cdc applies change events as they are: a transform cannot be combined with it "
+                          "(its rows would not be change events)")
+    if dead_letter:
+        raise ConfigError("cdc: a dead-letter table is not supported yet; an envelope that does not parse fails "
+                          "the batch, naming the record")
+    if decoded:
+        raise ConfigError("cdc reads JSON change events; registry formats (value_format/key_format) are not "
+                          "supported with it yet")
