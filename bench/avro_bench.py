@@ -13,8 +13,10 @@ under `<topic>-value`, framed in Confluent's wire format and produced once to a 
 - delta: `kafka_spark.delta.load` with `value_format="avro"` (offsets in the commit) against `format("kafka")` +
   `from_avro` + a plain Delta append; a fresh table each run;
 - ceilings: fastavro alone over the bare payloads, our decoder as a task runs it (`decode_batch`: framing, decode,
-  `pa.array`) over Arrow batches of the framed values, both in this process on one core; and `format("pykafka")`
-  without decoding into noop, the source's own floor on these bytes.
+  the column) over Arrow batches of the framed values, per record (KAFKA_SPARK_AVRO_BLOCK=0: fastavro) and with
+  the block path (one in-memory Avro container per schema id, DataFusion's reader), all in this process on one
+  core (rated per CPU second: DataFusion may use a second thread); and `format("pykafka")` without decoding
+  into noop, the source's own floor on these bytes.
 
 Spark runs are timed from `load()` (planning, and for pykafka the registry lookup, are the user's time too) to
 the action's end. Every run is checked: the Spark noop runs carry an observation (count, and the sum of the
@@ -30,7 +32,6 @@ import os
 import platform
 import shlex
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -46,10 +47,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the test registry server (harness.schema_registry)
 
 from bench.avro_decode import SCHEMA, payloads  # noqa: E402
+from bench.avro_report import BY_NAME, CONTENDERS, PARTITIONS, Sample, markdown, summarize, write  # noqa: E402
 from bench.installed import compile_package  # noqa: E402
 
 SPARK_CONF = {"spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2"}
-PARTITIONS = 2
 WARMUP_RECORDS = 50_000
 # The JVM keeps compiling the Avro paths (from_avro; Arrow to rows of nested structs) well past one pass over
 # 20,000 records: the first measured runs came out 2x (from_avro) to several times (pykafka) slower than later ones.
@@ -60,31 +61,6 @@ CEILING_CHUNK = 50_000
 PRODUCE_CHUNK = 50_000
 FIRST_ID = 1_000_000_000  # avro_decode.payloads: record i has id FIRST_ID + i
 
-
-@dataclass(frozen=True)
-class Contender:
-    """A row of the report; `ref` marks its group's reference (Spark's from_avro)."""
-
-    name: str
-    group: str
-    label: str
-    ref: bool = False
-
-
-CONTENDERS = [
-    Contender("pykafka-avro", "noop", 'format("pykafka") valueFormat=avro → noop'),
-    Contender("kafka-from_avro", "noop", 'format("kafka") + from_avro → noop', ref=True),
-    Contender("delta-ours", "delta", "kafka_spark.delta.load value_format=avro (offsets in the commit)"),
-    Contender("delta-direct", "delta", 'the same with writer="direct" (tasks write Parquet, delta-rs commits)'),
-    Contender("delta-from_avro", "delta", 'format("kafka") + from_avro + Delta append', ref=True),
-    Contender("fastavro", "ceiling", "fastavro schemaless_reader alone, one process"),
-    Contender("decode-batch", "ceiling", "our decoder: decode_batch (framing, decode, pa.array), one process"),
-    Contender("pykafka-raw", "ceiling", 'format("pykafka") without decoding → noop'),
-]
-BY_NAME = {c.name: c for c in CONTENDERS}
-# The ceilings' per-core rates are compared with the noop reference: the same decode, no sink.
-REF_OF_GROUP = {"noop": "kafka-from_avro", "ceiling": "kafka-from_avro", "delta": "delta-from_avro"}
-IN_PROCESS = ("fastavro", "decode-batch")
 
 
 @dataclass
@@ -115,16 +91,6 @@ class Dataset:
         return {"topic": self.topic, "records": self.records, "schema_id": self.schema_id,
                 "value_bytes": self.value_bytes, "log_bytes": self.log_bytes, "produce_s": self.produce_s,
                 "ranges": {str(p): list(r) for p, r in self.ranges.items()}}
-
-
-@dataclass
-class Sample:
-    """One timed run: rows read, the checksum it gives, seconds, peak Python worker RSS."""
-
-    records: int
-    checksum: int
-    seconds: float
-    rss_worker_mb: float | None = None
 
 
 def log(msg: str) -> None:
@@ -190,8 +156,8 @@ class Runner:
     def run(self, name: str, data: Dataset) -> Sample:
         if name == "fastavro":
             return self._fastavro(data)
-        if name == "decode-batch":
-            return self._decode_batch(data)
+        if name in ("decode-batch", "decode-block"):
+            return self._decode_batch(data, block=name == "decode-block")
         if name.startswith("delta-"):
             return self._delta(name, data)
         return self._noop(name, data)
@@ -299,23 +265,32 @@ class Runner:
             ids += sum(v["id"] for v in values)
         return Sample(count, ids, seconds)
 
-    def _decode_batch(self, data: Dataset) -> Sample:
+    def _decode_batch(self, data: Dataset, block: bool) -> Sample:
         import pyarrow.compute as pc
 
+        from kafka_spark.formats.avro.columnar import SWITCH, block_path_on
         from kafka_spark.formats.columns import decode_batch
         from kafka_spark.formats.options import payload_options
         from kafka_spark.formats.plan import plan_payloads
+
+        if block and not block_path_on():
+            raise SystemExit("decode-block needs DataFusion: pip install '.[registry]'")
 
         options = payload_options({"valueFormat": "avro", "schema.registry.url": self.registry_url})
         assert options is not None
         plan = plan_payloads(options, (data.topic,))
         seconds, count, ids = 0.0, 0, 0
-        for batch in self._batches(data):
-            started = time.perf_counter()
-            decoded = decode_batch(batch, plan)
-            seconds += time.perf_counter() - started
-            count += decoded.num_rows
-            ids += pc.sum(decoded.column("value").field("id")).as_py() or 0
+        os.environ[SWITCH] = "1" if block else "0"
+        try:
+            for batch in self._batches(data):
+                # CPU seconds: the rate of one core even when the native reader runs a thread beside this one
+                started = time.process_time()
+                decoded = decode_batch(batch, plan)
+                seconds += time.process_time() - started
+                count += decoded.num_rows
+                ids += pc.sum(decoded.column("value").field("id")).as_py() or 0
+        finally:
+            os.environ.pop(SWITCH, None)
         return Sample(count, ids, seconds)
 
     def _bare(self, data: Dataset) -> list[bytes]:
@@ -357,88 +332,6 @@ def measure(runner: Runner, data: Dataset, names: list[str], runs: int, cores: i
             log(f"  run {i + 1}/{runs} {name}: {sample.seconds:.2f} s{rss}")
         save(summarize(samples, cores))
     return summarize(samples, cores)
-
-
-def summarize(samples: dict[str, list[Sample]], cores: int) -> dict[str, Any]:
-    """Per contender: median/min/max seconds, records/s and per core at the median, × ref on the per-core rate."""
-    out: dict[str, Any] = {}
-    for name, runs in samples.items():
-        if not runs:
-            continue
-        secs = [s.seconds for s in runs]
-        median = statistics.median(secs)
-        rate = runs[0].records / median
-        used = 1 if name in IN_PROCESS else cores
-        worker = [s.rss_worker_mb for s in runs if s.rss_worker_mb is not None]
-        out[name] = {"seconds": secs, "median_s": median, "min_s": min(secs), "max_s": max(secs),
-                     "records": runs[0].records, "cores": used, "records_per_s": rate,
-                     "records_per_s_per_core": rate / used, "rss_worker_mb": max(worker) if worker else None}
-    for name, res in out.items():
-        ref = out.get(REF_OF_GROUP[BY_NAME[name].group])
-        res["ratio_vs_ref"] = res["records_per_s_per_core"] / ref["records_per_s_per_core"] if ref else None
-    return out
-
-
-def _m(rate: float) -> str:
-    return f"{rate / 1e6:.3f} M"
-
-
-def analysis(results: dict[str, Any], data: dict[str, Any], cores: int) -> list[str]:
-    """Where the decode is the wall: our Spark read against the one-process decode ceiling on every core."""
-    ours, raw, ceiling = (results.get(n) for n in ("pykafka-avro", "pykafka-raw", "decode-batch"))
-    lines = []
-    if ours and ceiling:
-        top = ceiling["records_per_s"] * cores
-        lines.append(f"- Decode ceiling on {cores} cores (decode_batch in one process × {cores}): {_m(top)} records/s. "
-                     f'format("pykafka") Avro → noop reads {_m(ours["records_per_s"])} records/s, '
-                     f"{ours['records_per_s'] / top:.0%} of it.")
-    if ours and raw and ceiling:
-        decode_s = data["records"] / (ceiling["records_per_s"] * cores)
-        extra = ours["median_s"] - raw["median_s"]
-        lines.append(f"- Without decoding the source reads the topic in {raw['median_s']:.2f} s; decoding adds "
-                     f"{extra:.2f} s ({extra / ours['median_s']:.0%} of the decoded read), against "
-                     f"{decode_s:.2f} s for the decode alone at the ceiling's rate on {cores} cores "
-                     f"(floor + decode = {raw['median_s'] + decode_s:.2f} s; measured {ours['median_s']:.2f} s).")
-    fast, ref = results.get("fastavro"), results.get("kafka-from_avro")
-    if fast and ref:
-        lines.append(f"- Per core, fastavro alone decodes {_m(fast['records_per_s'])} records/s; Spark's from_avro "
-                     f"reads and decodes {_m(ref['records_per_s_per_core'])} records/s per core.")
-    return lines
-
-
-def markdown(result: dict[str, Any]) -> str:
-    meta, data, results = result["meta"], result["data"], result["results"]
-    cores = meta["cores"]
-    lines = [f"# Avro through a schema registry ({meta['when']}, {meta['machine']})", "",
-             f"Command: `{meta['command']}`  ",
-             f"{data['records']:,} records, {data['value_bytes'] / data['records']:.0f} bytes a value "
-             f"(Avro + 5-byte framing), {PARTITIONS} partitions, {data['log_bytes'] / 1e6:.0f} MB in the log; "
-             f"{meta['runs']} runs each, interleaved; Spark local[{cores}]; {meta['seconds']:.0f} s in all.", "",
-             "| group | contender | median s | min–max s | records/s | records/s per core | × ref | worker RSS MB |",
-             "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for c in CONTENDERS:
-        res = results.get(c.name)
-        if res is None:
-            continue
-        ratio = "—" if res["ratio_vs_ref"] is None else f"{res['ratio_vs_ref']:.2f}"
-        rss = "—" if res["rss_worker_mb"] is None else f"{res['rss_worker_mb']:.0f}"
-        lines.append(f"| {c.group} | {c.label}{' (ref)' if c.ref else ''} | {res['median_s']:.2f} | "
-                     f"{res['min_s']:.2f}–{res['max_s']:.2f} | {_m(res['records_per_s'])} | "
-                     f"{_m(res['records_per_s_per_core'])} | {ratio} | {rss} |")
-    lines += ["", f"records/s per core: records/s ÷ {cores} for the Spark rows (local[{cores}]), ÷ 1 for the "
-              "one-process rows. × ref: the row's records/s per core ÷ the reference's (from_avro → noop for the "
-              "noop and ceiling rows, from_avro → Delta for the Delta rows); above 1 is faster.", "",
-              "Where the decode is the wall:", "", *analysis(results, data, cores)]
-    return "\n".join(lines) + "\n"
-
-
-def write(out: Path, stamp: str, result: dict[str, Any]) -> Path:
-    out.mkdir(parents=True, exist_ok=True)
-    text = markdown(result)
-    for name in (f"avro-{stamp}", "avro-latest"):
-        (out / f"{name}.json").write_text(json.dumps(result, indent=1, default=str))
-        (out / f"{name}.md").write_text(text)
-    return out / f"avro-{stamp}.md"
 
 
 def main(argv: list[str] | None = None) -> int:

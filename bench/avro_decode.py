@@ -8,11 +8,18 @@ map<string>, enum, a nested record with a nullable field, a nullable double), pa
 - `decode`: our decoder, each payload into the Python values of its Arrow type.
 - `decode + pa.array`: decode, then build the Arrow column, the whole work of a decoded column.
 - `fastavro + pa.array`: fastavro's dicts built into the same column (what a hand-written reader would do).
+- `decode_batch, per record`: a task's whole decode of Arrow batches of Confluent-framed values (framing, decode,
+  the column) with the block path off (KAFKA_SPARK_AVRO_BLOCK=0): today's fastavro path.
+- `decode_batch, block`: the same with the block path (group by schema id, walk the datums, one in-memory Avro
+  container, DataFusion's reader, resolution in Arrow).
+- `raw: value column as bytes`: the floor of any decode, the framed values taken out of the Arrow batch.
 
     .venv/bin/python bench/avro_decode.py            # 100,000 records
     .venv/bin/python bench/avro_decode.py --quick    # 10,000 records
 
-Prints records/s on one core for each (the best of five rounds) and its ratio to fastavro alone.
+Prints records/s for each (the best of five rounds) on the wall clock and per CPU second (DataFusion may use
+more than one thread: per CPU second is the per-core rate), and the ratios to fastavro alone and to the
+per-record decode_batch.
 """
 
 from __future__ import annotations
@@ -22,8 +29,11 @@ import datetime
 import decimal
 import io
 import json
+import os
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import fastavro
 import pyarrow as pa
@@ -70,22 +80,72 @@ def payloads(n: int) -> list[bytes]:
     return out
 
 
-def best_times(cases: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """The best time of each case over `rounds` rounds, the cases taking turns so that load from elsewhere
-    on the machine falls on all of them alike."""
-    best = dict.fromkeys(cases, float("inf"))
+def best_times(cases: dict[str, Callable[[], object]], rounds: int) -> dict[str, tuple[float, float]]:
+    """The best (wall, CPU) seconds of each case over `rounds` rounds, the cases taking turns so that load from
+    elsewhere on the machine falls on all of them alike."""
+    best = dict.fromkeys(cases, (float("inf"), float("inf")))
     for _ in range(rounds):
         for name, fn in cases.items():
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             fn()
-            best[name] = min(best[name], time.perf_counter() - start)
+            took = (time.perf_counter() - start, time.process_time() - cpu)
+            best[name] = (min(best[name][0], took[0]), min(best[name][1], took[1]))
     return best
+
+
+def batch_cases(data: list[bytes], chunk: int) -> dict[str, Callable[[], object]]:
+    """decode_batch over Arrow batches of the framed values, with the block path and without; the raw floor."""
+    root = Path(__file__).resolve().parent.parent
+    sys.path[:0] = [str(root), str(root / "tests")]  # bench.avro_bench's registration, the test registry
+    import pyarrow.compute as pc
+    from harness.schema_registry import RegistryServer
+
+    from kafka_spark.formats.avro.columnar import SWITCH, block_path_on
+    from kafka_spark.formats.columns import decode_batch
+    from kafka_spark.formats.options import payload_options
+    from kafka_spark.formats.plan import plan_payloads
+    from kafka_spark.formats.registry.wire import frame
+
+    server = RegistryServer().__enter__()  # lives as long as the process: the plan's decoders look ids up
+    from bench.avro_bench import register
+
+    schema_id = register(server.url, "bench-value")
+    framed = [frame(schema_id, p) for p in data]
+    batches = [pa.RecordBatch.from_arrays([pa.array(framed[at:at + chunk], pa.binary())], names=["value"])
+               for at in range(0, len(framed), chunk)]
+    options = payload_options({"valueFormat": "avro", "schema.registry.url": server.url})
+    assert options is not None
+    plan = plan_payloads(options, ("bench",))
+    want = sum(range(1_000_000_000, 1_000_000_000 + len(data)))
+
+    def run(switch: str) -> Callable[[], object]:
+        def decode() -> object:
+            os.environ[SWITCH] = switch
+            decoded = [decode_batch(b, plan) for b in batches]
+            os.environ.pop(SWITCH, None)
+            return decoded
+        got = sum(pc.sum(d.column("value").field("id")).as_py() for d in decode())
+        if got != want:
+            raise SystemExit(f"decode_batch with {SWITCH}={switch} summed ids {got}, expected {want}")
+        return decode
+
+    cases = {"decode_batch, per record": run("0")}
+    if block_path_on():
+        cases["decode_batch, block"] = run("1")
+    else:
+        print("  (DataFusion is not installed: no block path; pip install '.[registry]')")
+    cases["raw: value column as bytes"] = lambda: [b.column("value").to_pylist() for b in batches]
+    return cases
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="10,000 records instead of 100,000")
-    n = 10_000 if parser.parse_args().quick else 100_000
+    parser.add_argument("--records", type=int, help="records (default 100,000; quick 10,000)")
+    parser.add_argument("--chunk", type=int, default=50_000, help="records per Arrow batch (default 50,000)")
+    args = parser.parse_args()
+    n = args.records or (10_000 if args.quick else 100_000)
+    chunk = args.chunk
     data = payloads(n)
     schema = RegisteredSchema(json.dumps(SCHEMA), id=1, subject="bench-value", version=1)
     decoder = avro_decoder(schema, InlineSource(schema))
@@ -105,12 +165,15 @@ def main() -> None:
         "decode": ours,
         "decode + pa.array": lambda: pa.array(ours(), type=arrow_type),
         "fastavro + pa.array": lambda: pa.array(fastavro_alone(), type=arrow_type),
+        **batch_cases(data, chunk),
     }
-    print(f"{n:,} records of {sum(map(len, data)) / n:.0f} bytes, one core")
+    print(f"{n:,} records of {sum(map(len, data)) / n:.0f} bytes, Arrow batches of {chunk:,}, one process")
     best = best_times(cases, rounds=5)
-    peer = best["fastavro (dicts, logical types applied)"]
-    for name, seconds in best.items():
-        print(f"  {name:42s} {n / seconds:>12,.0f} records/s  {peer / seconds:5.2f}x fastavro")
+    peer = best["fastavro (dicts, logical types applied)"][1]
+    per_record = best["decode_batch, per record"][1]
+    print(f"  {'':42s} {'records/s':>12s} {'per CPU s':>12s} {'x fastavro':>10s} {'x per record':>12s}")
+    for name, (wall, cpu) in best.items():
+        print(f"  {name:42s} {n / wall:>12,.0f} {n / cpu:>12,.0f} {peer / cpu:10.2f} {per_record / cpu:12.2f}")
 
 
 if __name__ == "__main__":

@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 SETTINGS = {
     "pyspark.daemon, TCP": {"spark.python.daemon.module": "pyspark.daemon"},
-    "kafka_spark.local.pyspark_worker_daemon, TCP": {"spark.python.daemon.module": "kafka_spark.local.pyspark_worker_daemon"},
+    "kafka_spark.local.pyspark_worker_daemon, TCP": {
+        "spark.python.daemon.module": "kafka_spark.local.pyspark_worker_daemon"},
     "pyspark.daemon, Unix sockets": {"spark.python.daemon.module": "pyspark.daemon",
                                      "spark.python.unix.domain.socket.enabled": "true"},
 }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from kafka_spark.errors import PayloadError, SchemaChangedError, SchemaRegistryError
@@ -90,8 +91,13 @@ def _decode_side(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan,
             errors = [None] * len(column)
         errors[row] = str(exc)
 
-    values: list[Any] = [None] * len(column)
-    for row, raw in enumerate(column.to_pylist()):
+    # Avro groups decode column-wise first; what they leave is decoded here per record, in row order, so the
+    # first error raised is the one this loop alone would raise (a block-decoded record raises none)
+    blocks, rest, deferred = _blocks(batch, column, plan, options, decoder)
+    rows = range(len(column)) if rest is None else rest.tolist()
+    raws = column.to_pylist() if rest is None else column.take(rest).to_pylist()
+    values: list[Any] = [None] * len(raws)
+    for at, (row, raw) in enumerate(zip(rows, raws, strict=True)):
         if raw is None:
             continue
         try:
@@ -100,9 +106,11 @@ def _decode_side(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan,
             bad(row, exc)
             continue
         try:
+            if row in deferred:
+                raise deferred[row]  # met first by the column-wise pass: raised here, in row order
             if schema_id != reader_id and options.restart_on_new_schema:
                 _refuse_newer(plan, options, schema_id, batch, row)
-            values[row] = decoder.decode(schema_id, indexes, bytes(payload))
+            values[at] = decoder.decode(schema_id, indexes, bytes(payload))
         except PayloadError as exc:
             bad(row, exc)
         except SchemaRegistryError as exc:
@@ -110,10 +118,58 @@ def _decode_side(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan,
             raise SchemaRegistryError(f"{_where(batch, row)}: cannot look up the {plan.format.side}'s schema id "
                                       f"{schema_id}: {exc}", exc.status, exc.error_code) from None
     try:
-        return pa.array(values, type=decoder.arrow_type), errors
+        decoded = pa.array(values, type=decoder.arrow_type)
     except (pa.ArrowException, TypeError, ValueError) as exc:
         raise PayloadError(f"{_where(batch, 0)}: decoded {plan.format.side}s do not build the column type "
                            f"{decoder.arrow_type}: {exc}") from None
+    if rest is None:
+        return decoded, errors
+    return _merge(len(column), blocks, rest, decoded), errors
+
+
+def _blocks(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan, options: PayloadOptions, decoder: Any
+            ) -> tuple[list[tuple[np.ndarray, pa.Array]], np.ndarray | None, dict[int, Exception]]:
+    """The Avro records decoded column-wise (rows, values), the rows left to the per-record loop (None: all of
+    them) and the errors met at a group's first row, which the loop raises when it reaches that row (asking the
+    registry again could answer otherwise)."""
+    deferred: dict[int, Exception] = {}
+    if plan.format.format != "avro" or not isinstance(column, pa.BinaryArray):
+        return [], None, deferred
+    from kafka_spark.formats.avro.columnar import block_path_on, decode_group, framed_groups
+
+    if not block_path_on():
+        return [], None, deferred
+    taken = np.zeros(len(column), dtype=bool)
+    blocks: list[tuple[np.ndarray, pa.Array]] = []
+    for schema_id, rows in framed_groups(column).items():
+        try:
+            if schema_id != plan.reader.id and options.restart_on_new_schema:
+                _refuse_newer(plan, options, schema_id, batch, int(rows[0]))
+            found = decode_group(decoder, schema_id, column.take(pa.array(rows)))
+        except (SchemaChangedError, SchemaRegistryError) as exc:
+            deferred[int(rows[0])] = exc
+            continue
+        except PayloadError:
+            continue  # the id's records cannot be read: each gets the reason in the per-record loop
+        if found is not None:
+            exact, values = found
+            taken[rows[exact]] = True
+            blocks.append((rows[exact], values))
+    if not blocks:
+        return [], None, deferred
+    return blocks, np.flatnonzero(~taken), deferred
+
+
+def _merge(size: int, blocks: list[tuple[np.ndarray, pa.Array]], rest: np.ndarray, decoded: pa.Array) -> pa.Array:
+    """One column of `size` rows from the column-wise groups and the per-record values of the `rest` rows."""
+    parts = [values for _, values in blocks] + [decoded]
+    where = np.empty(size, dtype=np.int64)
+    at = 0
+    for rows, values in blocks:
+        where[rows] = np.arange(at, at + len(values))
+        at += len(values)
+    where[rest] = np.arange(at, at + len(rest))
+    return pa.concat_arrays(parts).take(pa.array(where))
 
 
 def _where(batch: pa.RecordBatch, row: int) -> str:

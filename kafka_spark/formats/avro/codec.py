@@ -40,7 +40,7 @@ from kafka_spark.formats.avro.writer_schema import avro_schema_for
 from kafka_spark.formats.cache import WriterCache
 from kafka_spark.formats.model import PayloadDecoder, PayloadEncoder, RegisteredSchema, SchemaSource, find_writer
 
-__all__ = ["avro_decoder", "avro_encoder", "avro_schema_for"]
+__all__ = ["AvroDecoder", "avro_decoder", "avro_encoder", "avro_schema_for", "parse_registered"]
 
 # fastavro's compiled reader recurses on the C stack, one level of a recursive schema per byte at least, and
 # crashed near 4,600 levels on an 8 MiB stack: longer payloads of recursive writers go to the pure-Python reader,
@@ -91,6 +91,23 @@ def _parse(root: RegisteredSchema, source: SchemaSource, keep: frozenset[tuple[s
         except Exception as exc:  # fastavro raises many kinds for a bad schema
             raise ValueError(f"{what} does not parse as Avro: {exc}") from None
     return _Parsed(parsed, named)
+
+
+def parse_registered(schema: RegisteredSchema) -> tuple[Any, dict[str, Any]]:
+    """A schema without references parsed as the decoder parses it: (schema, named types); ValueError if it
+    does not parse."""
+    if schema.references:
+        raise ValueError("a schema with references")
+    parsed = _parse(schema, _NoReferences(), frozenset())
+    return parsed.schema, parsed.named
+
+
+class _NoReferences:
+    def by_id(self, schema_id: int) -> RegisteredSchema:
+        raise ValueError("no schema source")
+
+    def by_reference(self, reference: Any) -> RegisteredSchema:
+        raise ValueError("no schema source")
 
 
 def _describe(schema: RegisteredSchema) -> str:
@@ -153,6 +170,21 @@ class AvroDecoder:
             return PayloadError(f"Avro payload of writer schema id {schema_id} nests deeper than can be decoded")
         reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return PayloadError(f"corrupt or truncated Avro payload of writer schema id {schema_id} ({reason})")
+
+    def parsed_reader(self) -> tuple[Any, dict[str, Any]]:
+        """The reader schema as parsed for decoding (logical types moved aside by `normalize`) and its named
+        types, for the block path's resolution (`columnar`)."""
+        return self._reader.schema, self._reader.named
+
+    def prepare(self, schema_id: int) -> None:
+        """Look writer `schema_id` up as `decode` does (kept the same way): PayloadError when its payloads cannot
+        be read, SchemaRegistryError when the registry cannot be asked."""
+        if schema_id not in self._reads.ready:
+            self._reads(schema_id)
+
+    def writer_text(self, schema_id: int) -> RegisteredSchema | None:
+        """The registered writer schema of `schema_id` (None when the registry has none)."""
+        return self.reader if schema_id == self.reader.id else find_writer(self._source, schema_id)
 
     def _read_function(self, schema_id: int) -> Callable[[bytes], Any]:
         """How payloads of writer `schema_id` are read; PayloadError (kept for the id) when they cannot be."""

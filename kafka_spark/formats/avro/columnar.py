@@ -1,0 +1,145 @@
+"""The block path of Avro keys and values: a fetched column's records grouped by writer schema id, each group's
+well-formed datums decoded column-wise by a native reader and resolved to the query's schema in Arrow.
+
+What it cannot take exactly it leaves, and the caller decodes those records per record as before: records not
+in Confluent's framing, datums `skip.exact_datums` refuses, a group whose writer schema the block reader or the
+resolution lacks (`resolve.Unsupported`: kept per decoder and schema id, not tried again), and a group on which
+the reader fails (a corrupt string, a decimal past its precision: the whole group, each time).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from kafka_spark.formats.avro.block import container, read_container, reader_available
+from kafka_spark.formats.avro.codec import AvroDecoder, parse_registered
+from kafka_spark.formats.avro.guard import risks
+from kafka_spark.formats.avro.resolve import Resolver, Unsupported
+from kafka_spark.formats.avro.skip import exact_datums
+from kafka_spark.formats.avro.types import normalize
+from kafka_spark.formats.model import RegisteredSchema
+
+_FRAMING = 5
+SWITCH = "KAFKA_SPARK_AVRO_BLOCK"
+# The decimals DataFusion converts itself (valid ones only, as `normalize` keeps); every other logical type is
+# hidden from it and applied in `resolve` as the per-record path applies it.
+_NATIVE_LOGICAL = frozenset({("bytes", "decimal"), ("fixed", "decimal")})
+
+
+@dataclass(frozen=True)
+class _Writer:
+    schema: Any  # fastavro-parsed, as the per-record path parses it
+    named: dict[str, Any]
+    container_schema: str  # the JSON written into the container's header
+    resolver: Resolver
+
+
+_writers: weakref.WeakKeyDictionary[AvroDecoder, dict[int, _Writer | str]] = weakref.WeakKeyDictionary()
+
+
+def block_path_on() -> bool:
+    """Whether the block path runs in this process: its native reader is installed, and the environment does
+    not turn it off (KAFKA_SPARK_AVRO_BLOCK=0: every record per record, to compare or to rule the reader out)."""
+    return os.environ.get(SWITCH, "1") != "0" and reader_available()
+
+
+def framed_groups(column: pa.Array) -> dict[int, np.ndarray]:
+    """Schema id -> the rows (in order) of `column` that carry Confluent's framing with that id; other rows
+    (null, short, another magic byte, a negative id) are in no group. Groups in the order of their first row."""
+    n = len(column)
+    data_buffer = column.buffers()[2]
+    if n == 0 or data_buffer is None:
+        return {}
+    offsets = value_offsets(column)
+    data = np.frombuffer(data_buffer, np.uint8)
+    starts = offsets[:-1]
+    framed = (offsets[1:] - starts >= _FRAMING) & np.asarray(column.is_valid(), dtype=bool)
+    rows = np.flatnonzero(framed)
+    at = starts[rows]
+    head = data[at[:, None] + np.arange(_FRAMING)].astype(np.int64)
+    ids = (head[:, 1] << 24) | (head[:, 2] << 16) | (head[:, 3] << 8) | head[:, 4]
+    keep = (head[:, 0] == 0) & (ids < 1 << 31)  # a set top bit is a negative id: a framing error per record
+    rows, ids = rows[keep], ids[keep]
+    if len(ids) == 0:
+        return {}
+    if ids[0] == ids[-1] and (ids == ids[0]).all():
+        return {int(ids[0]): rows}
+    unique, first = np.unique(ids, return_index=True)
+    return {int(i): rows[ids == i] for i in unique[np.argsort(first)]}
+
+
+def value_offsets(column: pa.Array) -> np.ndarray:
+    """The n + 1 offsets of a binary column's values in its data buffer (int64)."""
+    buffer = column.buffers()[1]
+    return np.frombuffer(buffer, np.int32, len(column) + 1, column.offset * 4).astype(np.int64)
+
+
+def decode_group(decoder: AvroDecoder, schema_id: int, framed: pa.Array) -> tuple[np.ndarray, pa.Array] | None:
+    """(which of `framed`'s records the block path decoded, their values in the decoder's Arrow type), or None
+    when it decoded none. `framed`: binary values, none null, all framed with `schema_id`.
+
+    The writer schema is looked up as the per-record path does, with its errors: PayloadError (the id's records
+    cannot be read), SchemaRegistryError (the registry cannot be asked)."""
+    writer = _writer(decoder, schema_id)
+    if writer is None:
+        return None
+    offsets = value_offsets(framed)
+    data = np.frombuffer(framed.buffers()[2], np.uint8)
+    exact = exact_datums(data, offsets[:-1] + _FRAMING, offsets[1:], writer.schema, writer.named)
+    if not exact.any():
+        return None
+    rows = framed if exact.all() else framed.filter(pa.array(exact))
+    try:
+        # the first record as the per-record path decodes it: the values of reader fields the writer lacks
+        sample = decoder.decode(schema_id, (), rows[0].as_py()[_FRAMING:])
+        table = read_container(container(writer.container_schema, rows))
+        if table.num_rows != len(rows):
+            return None
+        reader = decoder.parsed_reader()[0]
+        values = writer.resolver.top(table, writer.schema, reader, decoder.arrow_type, sample)
+    except Unsupported as exc:
+        _writers.setdefault(decoder, {})[schema_id] = str(exc)
+        return None
+    except BaseException as exc:  # the record's data (or the reader's panic, a BaseException): per record
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, MemoryError)):
+            raise
+        return None
+    if values.type != decoder.arrow_type or len(values) != len(rows):
+        return None
+    return exact, values
+
+
+def _writer(decoder: AvroDecoder, schema_id: int) -> _Writer | None:
+    """What the block path needs of writer `schema_id`, or None when it cannot take that schema."""
+    known = _writers.setdefault(decoder, {})
+    found = known.get(schema_id)
+    if found is None:
+        decoder.prepare(schema_id)  # the per-record path's own lookup and its errors, raised to the caller
+        try:
+            registered = decoder.writer_text(schema_id)
+        except Exception:  # asked again after prepare found it: a registry failure now is not the record's
+            return None
+        found = known[schema_id] = _prepare(decoder, registered)
+    return found if isinstance(found, _Writer) else None
+
+
+def _prepare(decoder: AvroDecoder, registered: RegisteredSchema | None) -> _Writer | str:
+    """The writer's parsed schema, container schema and resolver; or why the block path leaves it."""
+    if registered is None or registered.schema_type != "AVRO":
+        return "no Avro schema of that id"
+    try:
+        schema, named = parse_registered(registered)
+        container_schema = json.dumps(normalize(json.loads(registered.schema), _NATIVE_LOGICAL))
+    except ValueError as exc:
+        return str(exc)
+    reader, reader_named = decoder.parsed_reader()
+    if any(risks(schema, named)) or any(risks(reader, reader_named)):
+        return "a recursive schema or one with items of zero bytes"
+    return _Writer(schema, named, container_schema, Resolver(named, reader_named))
