@@ -1,21 +1,5 @@
-"""The records whose values do not parse or decode: a typed failure, or a Delta dead-letter table.
-
-With `value_schema` (a Spark DDL schema such as `"id BIGINT, amount DECIMAL(12,2)"`) every record's value
-is parsed as JSON with `from_json` in PERMISSIVE mode, and the frame the transform sees (the view `kafka`)
-gains the column `data`, the parsed struct. A record is bad when its value is not null and is empty, not
-JSON, or JSON that does not fit the schema (an array, "abc" or 1.5 for an INT); as in `from_json`, a
-missing field is null and an extra one is ignored. A null value (a tombstone) is never bad.
-
-Each value is parsed once: the struct comes out of a generator (`explode` of a one-element array). A
-column computed in a projection would be copied into every filter Spark pushes through it and into each
-field `dropFields` rebuilds (measured: six parses a record instead of one).
-
-Without `dead_letter`, a bad record fails the write before anything is committed, in the write's own
-pass: the generator raises for it. Spark cannot move a filter of the transform that uses `data` below the
-generator, nor drop the generator when `data` is unused (it could change the row count), so no filter
-of the transform (nor the IS NOT NULL conditions Spark infers from one) hides a bad record; only a
-condition on the Kafka columns alone (`partition = 0`) can drop records before the check sees them, and
-those records are not loaded anyway. On failure a small query finds the lowest bad offset to name.
+"""The records whose values do not parse or decode (sink/checked_values.py): a typed failure, or a Delta
+dead-letter table.
 
 With `dead_letter`, the parsed records are persisted, counted, and written twice: the good ones to the
 table, whose commit JSON says how many went to the dead-letter table (`dead_letters`), then the bad ones
@@ -37,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.location import path_location
 from kafka_spark.errors import ConfigError
-from kafka_spark.sink.errors import BadRecordError, SinkError
+from kafka_spark.sink.checked_values import ERROR, RAW_COLUMNS, CheckedValues
+from kafka_spark.sink.errors import SinkError
 from kafka_spark.sink.plan import BatchPlan
 from kafka_spark.sink.position import SinkCommit, app_id
 from kafka_spark.sink.table_names import is_table_name
-from kafka_spark.sink.value_schema import CORRUPT, bad_value_reason, require_schema, value_struct
+from kafka_spark.sink.value_schema import require_schema, value_struct
 from kafka_spark.spark.versions import require_delta_spark
 
 if TYPE_CHECKING:
@@ -51,13 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# The columns a PERMISSIVE `pykafka` read with keyFormat/valueFormat adds (kafka_spark.formats.columns).
-DECODE_ERRORS = ("keyError", "valueError")
-RAW_COLUMNS = {"key": "rawKey", "value": "rawValue"}
-_PARSED = "_kafka_spark_parsed"
-ERROR = "_kafka_spark_error"
-# Starts the message of the exception a bad row raises, so the write's failure can be told from others.
-MARKER = "kafka-spark bad record"
 DEAD_LETTER_COLUMNS = ("sink", "batch", "topic", "partition", "offset", "timestamp", "timestampType", "key",
                        "value", "headers", "error")
 
@@ -76,71 +54,25 @@ def check_options(spark: Any, target: SinkTarget, parsing: ValueParsing) -> None
         value_struct(spark, parsing.value_schema)
 
 
-class ParsedValues:
-    """A batch's records with `data` parsed from their values, and what becomes of those that do not parse.
-
-    `main` is the frame to transform and commit; `counted` records in a commit how many are dead letters;
-    `explain` turns the write's failure on a bad record into BadRecordError; `write` appends the dead
-    letters; `close` drops what was persisted.
-    """
+class ParsedValues(CheckedValues):
+    """A batch's checked records (sink/checked_values.py) and what becomes of the bad ones: with `dead_letter`,
+    `counted` records in a commit how many they are and `write` appends them to the dead-letter table; without,
+    `explain` turns the write's failure on one into BadRecordError."""
 
     def __init__(self, parsing: ValueParsing, sink_id: str, df: DataFrame) -> None:
-        from pyspark.sql import functions as F
+        super().__init__(parsing, df, keep_bad=parsing.dead_letter is not None)
+        self.sink_id = sink_id
 
-        self.parsing, self.sink_id = parsing, sink_id
-        self.persisted = parsing.dead_letter is not None
-        if parsing.decoded:
-            self._decoded(df)
-            return
-        from pyspark.sql.types import StringType, StructField, StructType
+    @property
+    def persisted(self) -> bool:
+        return self.keep_bad
 
-        assert parsing.value_schema is not None
-        fields = value_struct(df.sparkSession, parsing.value_schema).fields
-        schema = StructType([*fields, StructField(CORRUPT, StringType())])
-        text = F.col("value").cast("string")
-        parsed = F.from_json(text, schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT})
-        reason = bad_value_reason(text, parsing.value_schema)
-
-        def bad(struct: Column) -> Column:
-            # Empty and blank values parse to null rather than to a corrupt record.
-            return F.col("value").isNotNull() & (struct.isNull() | struct[CORRUPT].isNotNull())
-
-        def with_data(structs: Column, *extra: Column) -> DataFrame:
-            exploded = df.select("*", F.explode(structs).alias(_PARSED))
-            return exploded.select(*(F.col(c) for c in df.columns),
-                                   F.col(_PARSED).dropFields(CORRUPT).alias("data"), *extra)
-
-        self.frame = with_data(F.array(parsed), F.when(bad(F.col(_PARSED)), reason).alias(ERROR))
-        if self.persisted:
-            # Counted, then read by the main write and the dead-letter write: parsed and read from Kafka once.
-            self.frame = self.frame.persist()
-            self.main = self.frame.where(F.col(ERROR).isNull()).drop(ERROR)
-        else:
-            message = F.format_string(f"{MARKER}: %s [%d] offset %d: %s", "topic", "partition", "offset", reason)
-            self.main = with_data(F.transform(F.array(parsed),
-                                              lambda s: F.when(bad(s), F.raise_error(message)).otherwise(s)))
-
-    def _decoded(self, df: DataFrame) -> None:
-        """Keys and values the source decoded (PERMISSIVE): a record is bad when it has a `keyError` or a
-        `valueError`; the dead letters keep its original bytes (`rawKey`, `rawValue`)."""
-        from pyspark.sql import functions as F
-
-        extras = [c for c in (*DECODE_ERRORS, *RAW_COLUMNS.values()) if c in df.columns]
-        self.columns = [c for c in df.columns if c not in extras]
-        errors = [F.col(c) for c in DECODE_ERRORS if c in df.columns] or [F.lit(None).cast("string")]
-        self.frame = df.select(*self.columns, F.coalesce(*errors).alias(ERROR),
-                               *(F.col(c) for c in RAW_COLUMNS.values() if c in df.columns))
-        if self.persisted:
-            self.frame = self.frame.persist()
-            self.main = self.frame.where(F.col(ERROR).isNull()).select(*self.columns)
-            return
-        # The value passes through a generator that raises for a bad record, as in the JSON case above.
-        message = F.format_string(f"{MARKER}: %s [%d] offset %d: %s", "topic", "partition", "offset", F.col(ERROR))
-        checked = F.transform(F.array(F.struct(F.col("value").alias("v"), F.col(ERROR).alias("e"))),
-                              lambda s: F.when(s["e"].isNotNull(), F.raise_error(message)).otherwise(s))
-        exploded = self.frame.select("*", F.explode(checked).alias(_PARSED))
-        self.main = exploded.select(*(F.col(_PARSED)["v"].alias(c) if c == "value" else F.col(c)
-                                      for c in self.columns))
+    def explain(self, exc: BaseException, batch: int) -> None:
+        """Raise BadRecordError naming the lowest bad offset if `exc` is the failure a bad record raised."""
+        error = self.first_bad(exc, self.sink_id, batch, "Set dead_letter (--dead-letter) to a Delta table to "
+                                                         "write such records there and load the rest.")
+        if error is not None:
+            raise error from None
 
     def counted(self, commit: SinkCommit) -> SinkCommit:
         """`commit` with its dead letters counted, and the first offset read of each partition it has no
@@ -155,28 +87,6 @@ class ParsedValues:
         for row in rows:
             start.setdefault(TopicPartition(row["topic"], row["partition"]), row["first"])
         return dataclasses.replace(commit, start_offsets=start, dead_letters=sum(r["bad"] for r in rows))
-
-    def explain(self, exc: BaseException, batch: int) -> None:
-        """Raise BadRecordError naming the lowest bad offset if `exc` is the failure a bad record raised."""
-        if self.persisted or MARKER not in str(exc):
-            return
-        from pyspark.sql import functions as F
-
-        rows = (self.frame.where(F.col(ERROR).isNotNull()).groupBy("topic", "partition")
-                .agg(F.count(F.lit(1)).alias("count"), F.min(F.struct("offset", ERROR)).alias("first")).collect())
-        if not rows:
-            return
-        firsts = sorted((r["first"]["offset"], r["topic"], r["partition"], r["first"][ERROR]) for r in rows)
-        offset, topic, partition, reason = firsts[0]
-        count = sum(r["count"] for r in rows)
-        others = "; ".join(f"{t} [{p}] offset {o}" for o, t, p, _ in firsts[1:6])
-        what = "do not decode with their registry schema" if self.parsing.decoded else "do not parse with value_schema"
-        raise BadRecordError(
-            f"{count} record(s) of batch {batch} of sink {self.sink_id!r} {what}; "
-            f"the first is {topic} [{partition}] offset {offset}: {reason}"
-            + (f" (first bad offset of the other partitions: {others})" if others else "")
-            + ". Nothing was committed. Set dead_letter (--dead-letter) to a Delta table to write such records "
-            "there and load the rest.", topic, partition, offset, reason, count) from None
 
     def write(self, commit: SinkCommit) -> None:
         """Append the bad records of `commit`'s batch to the dead-letter table, with the batch's `txn`."""
@@ -198,9 +108,6 @@ class ParsedValues:
          .option("mergeSchema", "true")
          .save(self.parsing.dead_letter))
 
-    def close(self) -> None:
-        if self.persisted:
-            self.frame.unpersist()
 
 
 def reconcile(spark: Any, source: KafkaSource, target: SinkTarget, parsing: ValueParsing,
