@@ -22,6 +22,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafka_spark.protocol.varint import encode_varint
+
 _SYNC = b"kafka-spark-avro"  # 16 bytes; readers compare it after each block, they never search for it
 _FRAMING = 5
 _ALL = 2**31 - 1
@@ -42,32 +44,22 @@ def _datafusion() -> Any:
     return importlib.import_module("datafusion")
 
 
-def _long(value: int) -> bytes:
-    """Avro's zigzag varint of a long."""
-    value = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _bytes(value: bytes) -> bytes:
-    return _long(len(value)) + value
+    return encode_varint(len(value)) + value
 
 
 def container(schema_json: str, framed: pa.Array) -> bytes:
     """The object container holding the datums of `framed` (Confluent-framed binary values, none null) in one
     block, written with the schema `schema_json`."""
-    meta = _long(2) + _bytes(b"avro.schema") + _bytes(schema_json.encode()) + _bytes(b"avro.codec") + _bytes(b"null")
-    header = b"Obj\x01" + meta + _long(0) + _SYNC
+    meta = (encode_varint(2) + _bytes(b"avro.schema") + _bytes(schema_json.encode())
+            + _bytes(b"avro.codec") + _bytes(b"null"))
+    header = b"Obj\x01" + meta + encode_varint(0) + _SYNC
     datums = pc.binary_slice(framed, _FRAMING, _ALL)
     offsets = np.frombuffer(datums.buffers()[1], np.int32, len(datums) + 1, datums.offset * 4)
     first, last = int(offsets[0]), int(offsets[-1])
     data = datums.buffers()[2]
     body = b"" if data is None else memoryview(data)[first:last]
-    return b"".join((header, _long(len(datums)), _long(last - first), body, _SYNC))
+    return b"".join((header, encode_varint(len(datums)), encode_varint(last - first), body, _SYNC))
 
 
 def read_container(blob: bytes) -> pa.Table:

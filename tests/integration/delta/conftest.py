@@ -1,23 +1,11 @@
-"""Fixtures shared by the Delta sink tests; also makes `delta_support` importable under any import mode."""
+"""Makes `delta_support` importable under any import mode (the producer fixture: tests/integration/conftest.py)."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
-
-from kafka_spark.client.producer.producer import Producer
 
 _HERE = str(Path(__file__).parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-
-@pytest.fixture
-def producer(kafka) -> Iterator[Producer]:
-    """Our producer on the single-node broker."""
-    p = Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 5})
-    yield p
-    p.close()
