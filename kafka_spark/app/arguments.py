@@ -108,6 +108,11 @@ def add_stream_arguments(p: argparse.ArgumentParser) -> None:
                    help="the longest a micro-batch waits for --min-offsets-per-trigger (default 15m)")
     p.add_argument("--sample-rate", metavar="N",
                    help="sample page views produced a second while the demo runs (default 50; no broker only)")
+    p.add_argument("--metrics-port", metavar="PORT",
+                   help="serve each table's rows, commits, commit seconds, lag, freshness, dead letters and failures "
+                        "in Prometheus' text format on this port while the stream runs (the `metrics` extra)")
+    p.add_argument("--metrics-address", metavar="ADDRESS",
+                   help="the address the metrics endpoint binds (default 127.0.0.1; 0.0.0.0 for every interface)")
 
 
 def app_parser(prog: str, description: str, epilog: str,

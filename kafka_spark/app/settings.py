@@ -39,6 +39,8 @@ class StreamConfig(AppConfig):
     min_offsets_per_trigger: int | None = None
     max_trigger_delay: str | None = None
     sample_rate: int = 50
+    metrics_port: int | None = None
+    metrics_address: str | None = None
 
     __repr__ = redacted_repr  # dataclass would write AppConfig's plain one again
 
@@ -50,6 +52,13 @@ def parse_trigger(value: Any, name: str) -> str:
     except ConfigError as exc:
         raise ConfigError(f"{name}: {exc}") from None
     return text
+
+
+def parse_port(value: Any, name: str) -> int:
+    port = parse_positive(value, name)
+    if port > 65535:
+        raise ConfigError(f"{name}: expected a TCP port (1-65535), got {value!r}")
+    return port
 
 
 def parse_delay(value: Any, name: str) -> str:
@@ -69,6 +78,8 @@ STREAM_KEYS: dict[str, tuple[str, Parser]] = {
     "min-offsets-per-trigger": ("min_offsets_per_trigger", parse_positive),
     "max-trigger-delay": ("max_trigger_delay", parse_delay),
     "sample-rate": ("sample_rate", parse_count),
+    "metrics-port": ("metrics_port", parse_port),
+    "metrics-address": ("metrics_address", parse_text),
 }
 
 
@@ -76,4 +87,10 @@ def check_stream(config: StreamConfig) -> StreamConfig:
     """What only a stream's settings can get wrong together."""
     if config.max_trigger_delay is not None and config.min_offsets_per_trigger is None:
         raise ConfigError("--max-trigger-delay only applies with --min-offsets-per-trigger")
+    if config.metrics_address is not None and config.metrics_port is None:
+        raise ConfigError("--metrics-address only applies with --metrics-port")
+    if config.metrics_port is not None:
+        from kafka_spark.app.metrics import require_client
+
+        require_client()  # before Spark starts: a missing extra is a one-line error naming it
     return config

@@ -7,7 +7,7 @@ import argparse
 import json
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_spark.app.arguments import add_stream_arguments, app_parser
 from kafka_spark.app.config import merge_settings, validate
@@ -25,6 +25,9 @@ from kafka_spark.delta import committed_position, start_stream, tables_lag
 from kafka_spark.local.session import LazySpark
 from kafka_spark.offsets.ranges import offsets_to_json
 from kafka_spark.sink import MultiLoadResult, StreamOptions
+
+if TYPE_CHECKING:
+    from kafka_spark.app.metrics import MetricsServer, StreamMetrics
 
 PROG = "stream-to-delta"
 FILE_KEYS = STREAM_KEYS
@@ -61,12 +64,36 @@ def _run_stream(config: StreamConfig, as_json: bool, prog: str, stop: StopReques
     validate(config)
     started = time.monotonic()
     spark = LazySpark(prog)
-    if routed(config):
-        return _run_routed_stream(config, as_json, prog, stop, spark, started, note)
-    table = table_location(config.table or str(SAMPLE_TABLE))
+    table = "" if routed(config) else table_location(config.table or str(SAMPLE_TABLE))
+    metrics, server = _serve_metrics(config, table, note)
+    try:
+        if routed(config):
+            return _run_routed_stream(config, as_json, prog, stop, spark, started, note, metrics)
+        return _run_table_stream(config, as_json, prog, stop, spark, started, note, metrics, table)
+    finally:
+        if server is not None:
+            server.close()
+
+
+def _serve_metrics(config: StreamConfig, table: str, note: Notes) -> tuple[StreamMetrics | None,
+                                                                           MetricsServer | None]:
+    """The run's metrics and their endpoint, when --metrics-port asks for them."""
+    if config.metrics_port is None:
+        return None, None
+    from kafka_spark.app.metrics import DEFAULT_ADDRESS, StreamMetrics
+
+    metrics = StreamMetrics(config.sink_id, table)
+    address = config.metrics_address or DEFAULT_ADDRESS
+    server = metrics.serve(config.metrics_port, address)
+    note(f"metrics at http://{address}:{server.port}/metrics")
+    return metrics, server
+
+
+def _run_table_stream(config: StreamConfig, as_json: bool, prog: str, stop: StopRequest, spark: LazySpark,
+                      started: float, note: Notes, metrics: StreamMetrics | None, table: str) -> int:
     before = committed_position(table, config.sink_id, spark)
     source = resolve_source(config, table, note, spark.prestart, lambda: before is not None)
-    watch = Watch(note, as_json)
+    watch = Watch(note, as_json, metrics=metrics)
     options = StreamOptions(
         **sink_settings(config, source, table), checkpoint=config.checkpoint, trigger=config.trigger,
         max_offsets_per_trigger=config.max_offsets_per_trigger,
@@ -102,7 +129,7 @@ def _run_stream(config: StreamConfig, as_json: bool, prog: str, stop: StopReques
 
 
 def _run_routed_stream(config: StreamConfig, as_json: bool, prog: str, stop: StopRequest, spark: LazySpark,
-                       started: float, note: Notes) -> int:
+                       started: float, note: Notes, metrics: StreamMetrics | None) -> int:
     """One query over every topic, each micro-batch committed table by table; a line per table as each
     micro-batch commits and at the end (with each table's lag), and exit 1 when a table's last commit failed."""
     source = resolve_source(config, "", note, spark.prestart, lambda: False)
@@ -118,7 +145,7 @@ def _run_routed_stream(config: StreamConfig, as_json: bool, prog: str, stop: Sto
         for line in table_rows(lines):
             note(line)
 
-    watch = Watch(note, as_json, show_tables=show)
+    watch = Watch(note, as_json, show_tables=show, metrics=metrics)
     options = StreamOptions(
         **sink_settings(config, source, None), checkpoint=config.checkpoint, trigger=config.trigger,
         max_offsets_per_trigger=config.max_offsets_per_trigger,
@@ -132,6 +159,8 @@ def _run_routed_stream(config: StreamConfig, as_json: bool, prog: str, stop: Sto
     ended = follow_query(query, watch, stop.event, note)
     lags = tables_lag(options, spark)
     lines = tables.final(lags, {t: tp for t, tp in ((r.table, r.topic) for r in tables.lines.values()) if tp})
+    if metrics is not None:
+        metrics.set_lag({t.table: t.lag for t in lines if t.lag is not None})
     if as_json:
         print(json.dumps({"status": ended, "sink": config.sink_id, "micro_batches": len(watch.committed),
                           "rows": watch.rows, "failed": [t.table for t in lines if t.status == "failed"],

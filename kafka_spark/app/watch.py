@@ -6,11 +6,14 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_spark.offsets.ranges import offsets_to_json
 from kafka_spark.sink import LoadResult, MultiLoadResult
 from kafka_spark.spark.source.progress import offsets_behind_latest
+
+if TYPE_CHECKING:
+    from kafka_spark.app.metrics import StreamMetrics
 
 # How long a stop request waits for the micro-batch in flight before stopping the query anyway.
 STOP_GRACE_SECONDS = 120.0
@@ -21,8 +24,10 @@ class Watch:
     stream's micro-batch (`on_trigger`) is printed by `show_tables`, one line per table."""
 
     def __init__(self, note: Callable[[str], None], as_json: bool,
-                 show_tables: Callable[[int, MultiLoadResult], None] | None = None) -> None:
+                 show_tables: Callable[[int, MultiLoadResult], None] | None = None,
+                 metrics: StreamMetrics | None = None) -> None:
         self.note = note
+        self.metrics = metrics
         self.as_json = as_json
         self.show_tables = show_tables
         self.committed: dict[int, LoadResult | MultiLoadResult] = {}
@@ -35,6 +40,8 @@ class Watch:
         self.on_commit(batch_id, result)
 
     def on_commit(self, batch_id: int, result: LoadResult | MultiLoadResult) -> None:
+        if self.metrics is not None:
+            self.metrics.record(batch_id, result)
         with self.lock:
             self.committed[batch_id] = result
             stop, self.stop_after_commit = self.stop_after_commit, None
@@ -56,23 +63,37 @@ class Watch:
             if self.show_tables is not None:
                 self.show_tables(batch_id, result)
             return
-        lag = offsets_behind_latest(progress.sources[0]) if progress is not None and progress.sources else {}
+        source = progress.sources[0] if progress is not None and progress.sources else None
+        lag = offsets_behind_latest(source) if source is not None else {}
+        if self.metrics is not None and source is not None:
+            self.metrics.lag_from_progress(source, result.offsets)
+        fresh = result.freshness
         if self.as_json:
             print(json.dumps({"micro_batch": batch_id, "batch": result.batch, "rows": result.rows,
                               "dead_letters": result.dead_letters,
                               "table_version": result.table_version,
                               "offsets": json.loads(offsets_to_json(result.offsets)),
-                              "seconds": round(result.seconds, 3), "behind_latest": lag}), flush=True)
+                              "seconds": round(result.seconds, 3), "behind_latest": lag,
+                              **({"freshness_ms": fresh.summary()} if fresh is not None else {})}), flush=True)
             return
         behind = (f"; behind latest: max {int(lag['maxOffsetsBehindLatest']):,}, "
                   f"avg {float(lag['avgOffsetsBehindLatest']):,.1f} per partition" if lag else "")
         dead = f" (+{result.dead_letters:,} to the dead-letter table)" if result.dead_letters else ""
         self.note(f"micro-batch {batch_id}: committed batch {result.batch} (Delta version {result.table_version}), "
-                  f"{result.rows:,} rows{dead} in {result.seconds:.1f}s{behind}")
+                  f"{result.rows:,} rows{dead} in {result.seconds:.1f}s{behind}{freshness_text(result)}")
 
     @property
     def rows(self) -> int:
         return sum(r.rows for r in self.committed.values())
+
+
+def freshness_text(result: LoadResult) -> str:
+    """'; freshness p50 0.3s, p99 0.9s, max 1.2s' (commit time minus the records' timestamps), or ''."""
+    fresh = result.freshness
+    if fresh is None:
+        return ""
+    return (f"; freshness p50 {fresh.p50_ms / 1000:.1f}s, p99 {fresh.p99_ms / 1000:.1f}s, "
+            f"max {fresh.max_ms / 1000:.1f}s")
 
 
 def follow_query(query: Any, watch: Watch, stop: threading.Event, note: Callable[[str], None]) -> str:

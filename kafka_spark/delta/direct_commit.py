@@ -24,6 +24,7 @@ from kafka_spark.delta.position import materialize, write_pending
 from kafka_spark.delta.spark_commit import committed, write_commit
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.errors import BadRecordError, BatchAlreadyCommittedError, ConcurrentWriterError
+from kafka_spark.sink.freshness import files_freshness
 from kafka_spark.sink.parquet.files import FILE_ROWS_DDL, FileSpec, delete_files
 from kafka_spark.sink.parquet.routes import routed_options
 from kafka_spark.sink.parquet.stats import stats_columns
@@ -153,6 +154,7 @@ def finish_job(job: DirectJob, rows: list[dict[str, Any]]) -> LoadResult:
 
     commit, target = job.commit, job.target
     sink_id, location = job.options.sink_id, target.location
+    fresh = None
     if job.writes:
         reason = _spark_reason(rows, job.options)
         if reason is not None:
@@ -160,6 +162,7 @@ def finish_job(job: DirectJob, rows: list[dict[str, Any]]) -> LoadResult:
             raise SparkWriterNeeded(reason)
         _refuse_bad_records(rows, job.options, commit.batch)
         _commit(target, rows, commit, job.before)
+        fresh = files_freshness(rows)
         crash_point("after-commit")
         if target.table is not None:
             target.table.update_incremental()  # a cached target commits its next batch on top of this one
@@ -175,7 +178,7 @@ def finish_job(job: DirectJob, rows: list[dict[str, Any]]) -> LoadResult:
     version = state.version_reaching(app_id(sink_id), commit.batch, job.before)
     return LoadResult("committed", sink_id, commit.batch, rows=sum(r["records"] or 0 for r in rows),
                       table_version=version, start=dict(commit.start_offsets), offsets=winner.offsets,
-                      run_id=commit.run_id, writer="direct")
+                      run_id=commit.run_id, writer="direct", freshness=fresh)
 
 
 # Delta on Spark's default `delta.checkpointInterval` (delta-rs's own default is 100 commits).

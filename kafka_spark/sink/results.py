@@ -8,6 +8,7 @@ from typing import Any
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.offsets.ranges import offsets_to_json
+from kafka_spark.sink.freshness import Freshness
 
 
 @dataclass
@@ -31,6 +32,8 @@ class LoadResult:
     error: str | None = None
     writer: str = "spark"  # the writer that served the table, and why Spark's when 'auto' was asked
     writer_reason: str | None = None
+    # Commit time minus the committed records' timestamps, where the writer saw them (the direct writer).
+    freshness: Freshness | None = None
 
     @property
     def records_per_second(self) -> float:
@@ -45,4 +48,5 @@ class LoadResult:
             "lost": json.loads(offsets_to_json(self.lost)), "run": self.run_id, "dead_letters": self.dead_letters,
             **({"table": self.table} if self.table else {}), **({"error": self.error} if self.error else {}),
             "writer": self.writer, **({"writer_reason": self.writer_reason} if self.writer_reason else {}),
+            **({"freshness_ms": self.freshness.summary()} if self.freshness is not None else {}),
         }

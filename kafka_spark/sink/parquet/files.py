@@ -2,7 +2,8 @@
 
 A task of a `pykafka` read given the internal option `directWriteTo` (see `spark/datasource.py`) writes its
 range here instead of yielding records, and yields one small row per file it wrote (`FILE_ROWS_DDL`): the
-path relative to the table root, its size, record count, modification time and column statistics. The
+path relative to the table root, its size, record count, modification time, column statistics and a sketch
+of its records' Kafka timestamps (the commit's freshness: sink/freshness.py). The
 driver commits those files (the table format's direct writer: delta/direct_commit.py); a file no commit
 references is harmless (VACUUM removes it), as with Spark's writer.
 
@@ -46,6 +47,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kafka_spark.formats.spark_json.parser import NotCertain, SparkJson
+from kafka_spark.sink.freshness import TimestampSketch
 from kafka_spark.sink.parquet.partition_values import (
     partition_path,
     partition_value,
@@ -57,11 +59,12 @@ from kafka_spark.sink.parquet.stats import Stats, leaf_columns
 # `path` is relative to the table root, as the file is named on the store (delta-rs encodes it for the log);
 # `partitionValues` is the JSON object of the add action's partition values.
 FILE_ROWS_DDL = ("path string, size long, records long, modificationTime long, stats string, "
-                 "partitionValues string, badRecords long, firstBad string")
+                 "partitionValues string, badRecords long, firstBad string, timestamps string")
 FILE_ROWS_SCHEMA = pa.schema([
     pa.field("path", pa.string()), pa.field("size", pa.int64()), pa.field("records", pa.int64()),
     pa.field("modificationTime", pa.int64()), pa.field("stats", pa.string()),
     pa.field("partitionValues", pa.string()), pa.field("badRecords", pa.int64()), pa.field("firstBad", pa.string()),
+    pa.field("timestamps", pa.string()),
 ])
 ERROR_COLUMNS = ("keyError", "valueError")
 
@@ -144,6 +147,8 @@ class _File:
         self.values = values
         self.pending: list[pa.RecordBatch] = []
         self.pending_bytes = 0
+        # The records' Kafka timestamps, for the commit's freshness (sink/freshness.py).
+        self.timestamps = TimestampSketch()
 
 
 class FileWriter:
@@ -184,6 +189,8 @@ class FileWriter:
             self._open[directory] = file
             data = rows.select(self.schema.names)
             file.stats.add(data)
+            if "timestamp" in rows.schema.names:
+                file.timestamps.add_column(rows.column("timestamp"))
             file.pending.append(data)
             file.pending_bytes += data.nbytes
             self._pending_bytes += data.nbytes
@@ -268,7 +275,8 @@ class FileWriter:
         self.done.append({"path": file.path, "size": size, "records": file.stats.records,
                           "modificationTime": int(time.time() * 1000), "stats": file.stats.to_json(),
                           "partitionValues": json.dumps(file.values, separators=(",", ":")),
-                          "badRecords": None, "firstBad": None})
+                          "badRecords": None, "firstBad": None,
+                          "timestamps": file.timestamps.to_json() if file.timestamps.points.size else None})
 
 
 def _binary_as_views(schema: pa.Schema) -> pa.Schema:
@@ -321,7 +329,7 @@ def write_files(batches: Iterable[pa.RecordBatch], spec: FileSpec, prefix: str =
         writer.discard()
         yield pa.RecordBatch.from_pylist([{"path": None, "size": None, "records": None, "modificationTime": None,
                                            "stats": None, "partitionValues": None, "badRecords": bad,
-                                           "firstBad": json.dumps(first)}],
+                                           "firstBad": json.dumps(first), "timestamps": None}],
                                          schema=FILE_ROWS_SCHEMA)
         return
     rows = writer.finish()
