@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_spark.delta.backend import DELTA
+from kafka_spark.sink import lag
 from kafka_spark.sink import load as core_load
-from kafka_spark.sink import routed_lag
 from kafka_spark.sink import stream as core_stream
 from kafka_spark.sink.lag import SinkLag
 from kafka_spark.sink.options import LoadOptions, StreamOptions
@@ -37,5 +37,5 @@ def start_stream(spark, options: StreamOptions):
 
 
 def tables_lag(options: LoadOptions, conf: Any = None) -> dict[str, SinkLag | None]:
-    """Each routed Delta table's committed position against the brokers, by table (see sink/routed_lag.py)."""
-    return routed_lag.tables_lag(options, DELTA, conf)
+    """Each routed Delta table's committed position against the brokers, by table (see sink/lag.py)."""
+    return lag.tables_lag(options, DELTA, conf)

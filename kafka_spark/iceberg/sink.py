@@ -12,8 +12,8 @@ from typing import Any
 
 from kafka_spark.iceberg.backend import IcebergFormat
 from kafka_spark.iceberg.catalog import IcebergCatalog, as_catalog
+from kafka_spark.sink import lag
 from kafka_spark.sink import load as core_load
-from kafka_spark.sink import routed_lag
 from kafka_spark.sink import stream as core_stream
 from kafka_spark.sink.lag import SinkLag
 from kafka_spark.sink.options import LoadOptions, StreamOptions
@@ -41,5 +41,5 @@ def start_stream(spark, options: StreamOptions, catalog: Catalog):
 
 
 def tables_lag(options: LoadOptions, catalog: Catalog, conf: Any = None) -> dict[str, SinkLag | None]:
-    """Each routed Iceberg table's committed position against the brokers, by table (see sink/routed_lag.py)."""
-    return routed_lag.tables_lag(options, IcebergFormat(as_catalog(catalog)), conf)
+    """Each routed Iceberg table's committed position against the brokers, by table (see sink/lag.py)."""
+    return lag.tables_lag(options, IcebergFormat(as_catalog(catalog)), conf)

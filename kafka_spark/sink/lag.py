@@ -1,14 +1,20 @@
-"""How far a sink is behind the brokers: its committed offsets against the latest."""
+"""How far a sink is behind the brokers: its committed offsets against the latest; for a routing, every table's
+(what `delta-offsets` shows over a table template)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.errors import UnknownTopicError
 from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.offsets.resolve import resolve_partitions
+from kafka_spark.sink.options import LoadOptions
 from kafka_spark.sink.position import SinkCommit
+from kafka_spark.sink.routed import routed_tables, selection
+from kafka_spark.sink.table_format import TableFormat
 
 
 @dataclass(frozen=True)
@@ -60,3 +66,18 @@ def sink_lag(cluster: Cluster, commit: SinkCommit) -> SinkLag:
     return SinkLag(sink_id=commit.sink_id, batch=commit.batch, committed_at_ms=commit.committed_at_ms,
                    committed=committed, latest=latest, lag=lag, new_partitions=tuple(new),
                    missing_topics=tuple(missing))
+
+
+def tables_lag(options: LoadOptions, table_format: TableFormat, conf: Any = None) -> dict[str, SinkLag | None]:
+    """Each routed table's committed position against the brokers, by table (None: the table does not exist
+    or its sink has not committed), over the topics the options select now. `conf` reaches the tables'
+    store, as in `committed_positions`."""
+    with Cluster(options.kafka) as cluster:
+        topics, pattern = selection(options)
+        tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
+        routed = routed_tables(options, {tp.topic for tp in tps})
+        lags: dict[str, SinkLag | None] = {}
+        for table in routed:
+            commit = table_format.position(table_format.locate(table.table, conf), table.options.sink_id)
+            lags[table.table] = sink_lag(cluster, commit) if commit is not None else None
+        return lags
