@@ -22,11 +22,11 @@ from typing import Any
 from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.changes import DELETED, BatchChanges, batch_changes
 from kafka_spark.delta.location import TableLocation, locate, path_location
-from kafka_spark.delta.position import materialize, write_pending
-from kafka_spark.delta.spark_commit import committed, is_conflict, save_to
+from kafka_spark.delta.position import write_pending
+from kafka_spark.delta.spark_commit import is_conflict, save_to, settled
 from kafka_spark.sink.change_capture import ChangeCapture
 from kafka_spark.sink.crash import crash_point
-from kafka_spark.sink.errors import BatchAlreadyCommittedError, ConcurrentWriterError
+from kafka_spark.sink.errors import ConcurrentWriterError
 from kafka_spark.sink.options import SinkTarget, ValueParsing, WriteFormat
 from kafka_spark.sink.position import SinkCommit, app_id
 from kafka_spark.sink.progress import Progress
@@ -93,14 +93,7 @@ def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, 
                 f"another writer committed to {location} for sink {sink_id!r} at the same time; this run's batch "
                 f"{commit.batch} was not applied. Run one load per sink and table at a time.") from None
         raise
-    crash_point("after-commit")
-    state.refresh()
-    winner, _ = committed(location, state, sink_id, commit.batch, before)
-    if winner.run_id != commit.run_id:
-        raise BatchAlreadyCommittedError(
-            f"batch {commit.batch} of sink {sink_id!r} was already committed to {location} by run {winner.run_id}; "
-            "Delta skipped this run's MERGE, so no change was applied twice", commit.batch, winner.run_id)
-    materialize(location, winner)
+    winner, _ = settled(location, state, commit, before, "MERGE, so no change was applied twice")
     version = state.version_reaching(app_id(sink_id), commit.batch, before)
     return LoadResult("committed", sink_id, commit.batch, rows=changes.records, table_version=version,
                       start=dict(commit.start_offsets), offsets=winner.offsets, run_id=commit.run_id)

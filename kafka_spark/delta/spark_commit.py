@@ -74,14 +74,7 @@ def _write_commit(spark, target: SinkTarget, fmt: WriteFormat, df, commit: SinkC
                 f"another load committed to {table} for sink {sink_id!r} at the same time; this run's batch "
                 f"{commit.batch} was not written. Run one load per sink and table at a time.") from None
         raise
-    crash_point("after-commit")
-    state.refresh()
-    winner, info = committed(location, state, sink_id, commit.batch, before)
-    if winner.run_id != commit.run_id:
-        raise BatchAlreadyCommittedError(
-            f"batch {commit.batch} of sink {sink_id!r} was already committed to {table} by run {winner.run_id}; "
-            "Delta skipped this run's write, so nothing was written twice", commit.batch, winner.run_id)
-    materialize(location, winner)
+    winner, info = settled(location, state, commit, before, "write, so nothing was written twice")
     if values is not None and winner.dead_letters:
         crash_point("before-dead-letters")
         values.write(winner)
@@ -107,6 +100,22 @@ def is_conflict(exc: BaseException) -> bool:
     """Whether Delta refused the commit because another writer committed first."""
     text = f"{type(exc).__name__} {str(exc)[:2000]}"
     return any(m in text for m in _CONFLICT_MARKERS)
+
+
+def settled(location: TableLocation, state: TableState, commit: SinkCommit, before: int,
+            skipped: str) -> tuple[SinkCommit, dict[str, Any] | None]:
+    """After a write returned: the commit the table holds for `commit`'s batch, kept beside the table; another
+    run's is BatchAlreadyCommittedError (Delta skipped this run's `skipped`)."""
+    crash_point("after-commit")
+    state.refresh()
+    sink_id = commit.sink_id
+    winner, info = committed(location, state, sink_id, commit.batch, before)
+    if winner.run_id != commit.run_id:
+        raise BatchAlreadyCommittedError(
+            f"batch {commit.batch} of sink {sink_id!r} was already committed to {location} by run {winner.run_id}; "
+            f"Delta skipped this run's {skipped}", commit.batch, winner.run_id)
+    materialize(location, winner)
+    return winner, info
 
 
 def committed(location: TableLocation, state: TableState, sink_id: str, batch: int,

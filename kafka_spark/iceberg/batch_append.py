@@ -139,7 +139,14 @@ def create_table(location: IcebergLocation, schema: Any, partition_by: Sequence[
     if missing:
         raise ConfigError(f"partition_by {missing} of {location}: not columns of the rows ({', '.join(schema.names)})")
     catalog = location.catalog.open()
-    catalog.create_namespace_if_not_exists(location.identifier[:-1])
+    namespace = location.identifier[:-1]
+    try:
+        catalog.create_namespace_if_not_exists(namespace)
+    except Exception:
+        # Tables of one namespace created side by side (a routed batch's commits run in threads): the loser of
+        # the race can get the catalog's own integrity error instead of "already exists"; the namespace is there.
+        if not catalog.namespace_exists(namespace):
+            raise
     try:
         txn = catalog.create_table_transaction(location.identifier, schema=optional_schema(schema))
         if partition_by:

@@ -45,3 +45,21 @@ def test_no_secret_in_reprs_or_errors(tmp_path):
     with pytest.raises(ConfigError) as failed:  # the driver is not installed: the error may quote the URI
         catalog.open()
     assert SECRET not in str(failed.value)
+
+
+def test_tables_of_one_new_namespace_created_side_by_side_all_exist(tmp_path):
+    # A routed batch commits its tables in threads: their first commits race to create the namespace.
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+
+    from kafka_spark.iceberg.batch_append import create_table
+    from kafka_spark.iceberg.position import IcebergLocation
+
+    catalog = IcebergCatalog(warehouse=str(tmp_path / "wh"))
+    schema = pa.schema([pa.field("offset", pa.int64())])
+    for round_ in range(3):
+        locations = [IcebergLocation(catalog, (f"ns{round_}", f"t{i}")) for i in range(8)]
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda location: create_table(location, schema), locations))
+        assert sorted(catalog.open().list_tables(f"ns{round_}")) == sorted(loc.identifier for loc in locations)
