@@ -38,7 +38,7 @@ class TimestampSketch:
         values = np.asarray(millis, dtype=np.int64)
         values = values[values >= 0]
         if values.size:
-            self._merge(np.sort(values), np.ones(values.size))
+            self._merge(values, np.ones(values.size))  # _merge orders them
 
     def add_column(self, column: pa.Array | pa.ChunkedArray) -> None:
         """Take an Arrow timestamp column (any unit; nulls are left out)."""
@@ -63,17 +63,20 @@ class TimestampSketch:
     def _compress(self) -> None:
         # POINTS equally spaced ranks of the weighted distribution, the first and last being min and max.
         total = float(self.weights.sum())
-        ranks = np.linspace(0.0, 1.0, POINTS)
-        self.points = np.array([self.quantile(q) for q in ranks], dtype=np.int64)
+        self.points = self._quantiles(np.linspace(0.0, 1.0, POINTS))
         self.weights = np.full(POINTS, total / POINTS)
 
     def quantile(self, q: float) -> int:
         """The timestamp below which a share `q` of the records lie (q=0: the minimum)."""
         if not self.points.size:
             raise ValueError("an empty sketch has no quantiles")
+        return int(self._quantiles(np.array([q]))[0])
+
+    def _quantiles(self, shares: np.ndarray) -> np.ndarray:
+        # One running sum for all the ranks: this runs in the write tasks, once per row group.
         cumulative = np.cumsum(self.weights)
-        at = int(np.searchsorted(cumulative, q * cumulative[-1], side="left"))
-        return int(self.points[min(at, self.points.size - 1)])
+        at = np.searchsorted(cumulative, shares * cumulative[-1], side="left")
+        return self.points[np.minimum(at, self.points.size - 1)].astype(np.int64)
 
     def to_json(self) -> str:
         # Points of one weight (every sketch a file row carries, once compressed or never merged) keep one number.
