@@ -19,7 +19,7 @@ from kafka_spark.errors import ConfigError
 from kafka_spark.formats.options import BINARY, FORMATS, payload_options
 from kafka_spark.formats.registry.settings import PREFIX
 
-EVOLUTION_MODES = ("none", "restart")
+EVOLUTION_MODES = ("none", "restart", "addnewcolumns")
 REGISTRY_TABLE = "schema-registry"
 REGISTRY_CONFIG_FLAG = "--schema-registry-config"
 _URL = PREFIX + "url"
@@ -38,7 +38,7 @@ def parse_evolution(value: Any, name: str) -> str:
     """What a run does when a record was written with a newer schema than the one it decodes with."""
     text = parse_text(value, name).lower()
     if text not in EVOLUTION_MODES:
-        raise ConfigError(f"{name}: expected none or restart, got {value!r}")
+        raise ConfigError(f"{name}: expected none, restart or addNewColumns, got {value!r}")
     return text
 
 

@@ -97,6 +97,10 @@ def payload_options(options: Mapping[str, str]) -> PayloadOptions | None:
     if mode not in _MODES:
         raise ConfigError(f"option 'mode' must be FAILFAST or PERMISSIVE, got {opts['mode']!r}")
     evolution = opts.get("schemaevolutionmode", opts.get("avroschemaevolutionmode", "none")).strip().lower()
+    if evolution == "addnewcolumns":
+        raise ConfigError("schemaEvolutionMode=addNewColumns is the sink's mode (kafka_spark.delta / .iceberg load "
+                          "and start_stream, --schema-evolution-mode): a Spark query's schema is fixed when it "
+                          "starts. Read with 'restart' to stop on a newer version, or 'none'.")
     if evolution not in _EVOLUTION:
         raise ConfigError(f"option 'schemaEvolutionMode' must be 'none' or 'restart', got {evolution!r}")
     codec = tuple(sorted((name, opts[name.lower()].strip()) for name in CODEC_OPTIONS if name.lower() in opts))

@@ -19,10 +19,11 @@ from kafka_spark.sink.options import Publishing
 from kafka_spark.sink.position import check_sink_id
 from kafka_spark.sink.publish import check_publish_options, publish_committed
 from kafka_spark.sink.results import LoadResult
+from kafka_spark.spark.failures import schema_changed
 
 if TYPE_CHECKING:
     from kafka_spark.sink.routed import RoutedTable
-    from kafka_spark.sink.table_format import TableFormat
+    from kafka_spark.sink.table_format import TableFormat, TableWrites
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,22 @@ def _outcome(commit: Callable[[], T]) -> T | Exception:
         return commit()
     except Exception as exc:  # reported by the caller, by table, once every commit has finished
         return exc
+
+
+def following_schema(writes: TableWrites, routed: RoutedTable, location: object,
+                     commit: Callable[[], LoadResult]) -> LoadResult:
+    """`commit()`; for a table that follows its subject's versions (`schemaEvolutionMode=addNewColumns`), once
+    more when its read met a record of a version registered after the batch began (the read stops rather than
+    drop the record's new fields): its writer is chosen again and the batch is read with that version."""
+    try:
+        return commit()
+    except Exception as exc:
+        if not (routed.options.evolving and schema_changed(exc)):
+            raise
+    log.info("table %s: its subject gained a version while the batch was read; writing the batch with it",
+             routed.table)
+    writes.writer(routed, location)
+    return commit()
 
 
 def failed_result(routed: RoutedTable, sink_id: str, exc: BaseException) -> LoadResult:

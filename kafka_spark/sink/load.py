@@ -28,7 +28,7 @@ from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.admission import rate_limit
 from kafka_spark.offsets.resolve import leader_hints, resolve_partitions
-from kafka_spark.sink.commits import Mirrors, check_table, failed_result, run_commits
+from kafka_spark.sink.commits import Mirrors, check_table, failed_result, following_schema, run_commits
 from kafka_spark.sink.options import LoadOptions
 from kafka_spark.sink.plan import BatchPlan, checked_start, first_starts, merged_plan, refuse_shared
 from kafka_spark.sink.position import SinkCommit, now_ms
@@ -196,8 +196,10 @@ def _commit_all(spark, table_format: TableFormat, options: LoadOptions, runs: li
 
     def commit(run: TableRun) -> LoadResult:
         assert run.plan is not None
-        return writes.commit(run.routed, lambda: _rows(spark, run, frame if run in shared else None),
-                             f"batch {run.plan.batch}", run.location, progress=not progress)
+        label = f"batch {run.plan.batch}"
+        return following_schema(writes, run.routed, run.location, lambda: writes.commit(
+            run.routed, lambda: _rows(spark, run, frame if run in shared else None), label, run.location,
+            progress=not progress))
 
     try:
         with Progress(spark, f"{len(moving)} tables") if progress else nullcontext():

@@ -20,6 +20,13 @@ from kafka_spark.sink.table_names import is_table_name
 from kafka_spark.spark.redaction import redacted_repr
 from kafka_spark.spark.source.options import duration_ms
 
+# The sink's own `schemaEvolutionMode` (any case): each batch decodes with its subject's newest version and the
+# table gains that version's columns in the batch's commit (merged). The batch's read runs in `restart` mode, so
+# a record newer still (registered while the batch ran) stops the read instead of losing its new fields; the
+# commit then runs once more with it (see sink/commits.py `following_schema`).
+ADD_NEW_COLUMNS = "addnewcolumns"
+EVOLUTION_OPTIONS = ("schemaevolutionmode", "avroschemaevolutionmode")
+
 if TYPE_CHECKING:
     from kafka_spark.sink.results import LoadResult
     from kafka_spark.sink.run_result import MultiLoadResult
@@ -228,7 +235,16 @@ class LoadOptions:
             return {}
         registry = {k if k.lower().startswith("schema.registry.") else f"schema.registry.{k}": v
                     for k, v in self.schema_registry.items()}
-        return {**self.format_options, **registry, **formats}
+        given_options = {k: "restart" if self.evolving and k.lower() in EVOLUTION_OPTIONS else v
+                         for k, v in self.format_options.items()}
+        return {**given_options, **registry, **formats}
+
+    @property
+    def evolving(self) -> bool:
+        """Whether the tables follow their subjects' newer versions (`schemaEvolutionMode=addNewColumns`)."""
+        decodes = any(f and f.strip().lower() != "binary" for f in (self.value_format, self.key_format))
+        modes = [str(v).strip().lower() for k, v in self.format_options.items() if k.lower() in EVOLUTION_OPTIONS]
+        return decodes and ADD_NEW_COLUMNS in modes
 
     @property
     def target(self) -> SinkTarget:
@@ -238,7 +254,7 @@ class LoadOptions:
 
     @property
     def format(self) -> WriteFormat:
-        return WriteFormat(self.transform, self.partition_by, self.merge_schema, self.progress)
+        return WriteFormat(self.transform, self.partition_by, self.merge_schema or self.evolving, self.progress)
 
     @property
     def parsing(self) -> ValueParsing:

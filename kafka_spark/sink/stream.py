@@ -50,7 +50,7 @@ from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.offsets.ranges import EARLIEST
 from kafka_spark.offsets.resolve import resolve_partitions
-from kafka_spark.sink.commits import Mirrors, check_table, failed_result, run_commits
+from kafka_spark.sink.commits import Mirrors, check_table, failed_result, following_schema, run_commits
 from kafka_spark.sink.errors import CheckpointMismatchError, SinkError
 from kafka_spark.sink.offset_log import batch_end_offsets, fresh_checkpoint
 from kafka_spark.sink.options import StreamOptions, default_checkpoint, trigger_kwargs
@@ -140,7 +140,9 @@ class StreamWriter:
     def __init__(self, spark, options: StreamOptions, table_format: TableFormat) -> None:
         self.spark, self.options, self.table_format = spark, options, table_format
         self.continues = carries_on(options)
-        self.strict = self.query_decodes = options.routing is None
+        self.strict = options.routing is None
+        # A table that follows its subject's versions reads its own ranges: the query's schema is fixed.
+        self.query_decodes = self.strict and not options.evolving
         self.routed: dict[str, list[RoutedTable]] = {}  # by topic: its table, or a split topic's tables
         self.positions: dict[str, SinkCommit | None] = {}  # by table; absent: read it from the table
         self.locations: dict[str, Any] = {}  # the table format's locations, by table
@@ -315,6 +317,9 @@ class StreamWriter:
         writes = self.table_format.writes(self.spark, dataclasses.replace(self.options.source, decoding={}),
                                           self.choices)
         for item in work:
+            if item.routed.options.evolving:
+                # chosen for the subject's version of this micro-batch, which may add columns to the table
+                self.choices.pop(item.routed.table, None)
             writes.writer(item.routed, self.locations.get(item.routed.table))
         self._resolve_earliest(work, writes, cluster)
         commits = {item.routed.table: self._sink_commit(item, batch_id) for item in work}
@@ -328,8 +333,10 @@ class StreamWriter:
             frame = df.coalesce(slots).persist()
 
         def write(item: TableWork) -> LoadResult:
-            return writes.commit(item.routed, partial(self._rows, frame, item, start), f"micro-batch {batch_id}",
-                                 self.locations.get(item.routed.table))
+            location = self.locations.get(item.routed.table)
+            return following_schema(writes, item.routed, location, partial(
+                writes.commit, item.routed, partial(self._rows, frame, item, start), f"micro-batch {batch_id}",
+                location))
 
         try:
             # Every commit has finished here, those after a failing one included (fail-fast reports them too).

@@ -22,3 +22,11 @@ def java_text(exc: BaseException) -> str:
     if isinstance(exc, Py4JJavaError):
         return str(exc.java_exception.toString())
     return str(exc)
+
+
+def schema_changed(exc: BaseException) -> bool:
+    """Whether `exc` is SchemaChangedError, or a Spark job's failure whose task raised it (a task's error
+    reaches the driver as text only)."""
+    from kafka_spark.errors import SchemaChangedError
+
+    return isinstance(exc, SchemaChangedError) or SchemaChangedError.__name__ in f"{exc}\n{java_text(exc)}"

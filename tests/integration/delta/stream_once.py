@@ -3,7 +3,8 @@
     stream_once.py BOOTSTRAP TOPIC TABLE available-now|<interval> [SECONDS [MAX_OFFSETS_PER_TRIGGER [WRITER
                    [ARMED_AFTER]]]]
 
-With REGISTRY_ENV set to a schema registry's URL, values are Avro and decoded into the table. WRITER is the
+With REGISTRY_ENV set to a schema registry's URL, values are Avro and decoded into the table (EVOLUTION_ENV: the
+sink's schemaEvolutionMode). WRITER is the
 sink's writer (spark, direct, auto); a crash point (the sink's CRASH_ENV) is armed once the run has committed
 ARMED_AFTER micro-batches (default 0: from the first).
 """
@@ -21,6 +22,7 @@ from kafka_spark.sink import StreamOptions
 from kafka_spark.sink.crash import CRASH_ENV
 
 REGISTRY_ENV = "KAFKA_SPARK_TEST_REGISTRY"
+EVOLUTION_ENV = "KAFKA_SPARK_TEST_EVOLUTION"
 
 
 def main() -> None:
@@ -39,7 +41,9 @@ def main() -> None:
 
     spark = local_spark("kafka-spark-stream-crash-test")
     registry = os.environ.get(REGISTRY_ENV)
-    decoding = {"value_format": "avro", "schema_registry": {"url": registry}} if registry else {}
+    decoding: dict = {"value_format": "avro", "schema_registry": {"url": registry}} if registry else {}
+    if registry and os.environ.get(EVOLUTION_ENV):
+        decoding["format_options"] = {"schemaEvolutionMode": os.environ[EVOLUTION_ENV]}
     options = StreamOptions(table=table, kafka={"bootstrap.servers": bootstrap}, topics=[topic], sink_id="crash-test",
                             starting="earliest", trigger=trigger, max_offsets_per_trigger=limit, writer=writer,
                             on_commit=on_commit, **decoding)

@@ -104,7 +104,7 @@ def test_schema_registry_key_may_be_the_url_in_a_file(tmp_path: Path):
     (["--value-format", "avro", "--schema-registry", "ftp://r:1"], r"schema.registry.url: URL number 1"),
     (["--value-format", "xml"], r"^--value-format: expected one of binary, avro, protobuf, json-schema"),
     (["--value-format", "avro", "--schema-registry", "http://r:1", "--schema-evolution-mode", "later"],
-     r"^--schema-evolution-mode: expected none or restart"),
+     r"^--schema-evolution-mode: expected none, restart or addNewColumns"),
     (["--dead-letter", "/lake/dead"], r"dead_letter \(--dead-letter\) needs value_schema"),
 ])
 def test_settings_that_do_not_go_together_fail_before_spark(flags: list[str], message: str):
