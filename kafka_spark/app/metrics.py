@@ -1,5 +1,6 @@
-"""A stream's figures for Prometheus: per table rows, commits, commit seconds, lag, freshness, dead letters and
-failures, in the client library's own registry and text exposition (`prometheus-client`, the `metrics` extra).
+"""A stream's figures for Prometheus: per table rows, bytes, commits, retries, commit seconds, lag, freshness,
+dead letters and failures, in the client library's own registry and text exposition (`prometheus-client`, the
+`metrics` extra).
 
 `kafka-spark stream --metrics-port N` serves them; from Python, `StreamMetrics` is the hook: pass
 `metrics.record` as a stream's `on_commit` (or `on_trigger` for a table per topic) and serve
@@ -56,6 +57,10 @@ class StreamMetrics:
 
         self.rows = made(client.Counter, "kafka_spark_rows", "Rows committed to the table")
         self.commits = made(client.Counter, "kafka_spark_commits", "Commits of rows and offsets to the table")
+        self.bytes = made(client.Counter, "kafka_spark_bytes", "Bytes of the data files committed to the table")
+        self.retries = made(client.Counter, "kafka_spark_retries",
+                            "Writes of a batch done again before its commit (a subject version registered during "
+                            "the read, a direct write handed to Spark's writer)")
         self.commit_seconds = made(client.Histogram, "kafka_spark_commit_seconds",
                                    "Wall time of each committed micro-batch or load of the table",
                                    buckets=COMMIT_BUCKETS)
@@ -88,6 +93,8 @@ class StreamMetrics:
             return
         self.rows.labels(**labels).inc(result.rows)
         self.commits.labels(**labels).inc()
+        self.bytes.labels(**labels).inc(result.bytes)
+        self.retries.labels(**labels).inc(result.retries)
         self.commit_seconds.labels(**labels).observe(result.seconds)
         if result.dead_letters:
             self.dead_letters.labels(**labels).inc(result.dead_letters)

@@ -125,14 +125,15 @@ def run(args: argparse.Namespace) -> int:
 def _print_positions(table: str, positions: dict[str, SinkCommit], as_json: bool) -> int:
     if as_json:
         print(json.dumps({sid: {"batch": c.batch, "committed_at_ms": c.committed_at_ms,
-                                "offsets": _spark_json(c.offsets)}
+                                "offsets": _spark_json(c.offsets),
+                                **({"freshness_ms": c.freshness_ms} if c.freshness_ms else {})}
                           for sid, c in sorted(positions.items())}, indent=2))
         return 0
     if not positions:
         print(f"{table}: no kafka-spark sink has committed to this table")
         return 0
     for sid, c in sorted(positions.items()):
-        print(f"sink {sid}: batch {c.batch}, committed {_when(c.committed_at_ms)}")
+        print(f"sink {sid}: batch {c.batch}, committed {_when(c.committed_at_ms)}{_fresh(c.freshness_ms)}")
         width = max(len(tp.topic) for tp in c.offsets) if c.offsets else 5
         print(f"  {'topic':<{width}}  {'partition':>9}  {'committed':>12}")
         for tp in sorted(c.offsets):
@@ -140,10 +141,19 @@ def _print_positions(table: str, positions: dict[str, SinkCommit], as_json: bool
     return 0
 
 
+def _fresh(freshness_ms: dict[str, int] | None) -> str:
+    """'; records 0.3s old (p50), 0.9s (p99), 1.2s (max)' as the batch was committed, or '' unrecorded."""
+    if not freshness_ms:
+        return ""
+    parts = [f"{freshness_ms[k] / 1000:.1f}s ({k})" for k in ("p50", "p99", "max") if k in freshness_ms]
+    return "; records " + parts[0].replace(" (", " old (", 1) + "".join(f", {p}" for p in parts[1:])
+
+
 def _lag_json(lag: SinkLag) -> dict[str, Any]:
     out: dict[str, Any] = {
         "batch": lag.batch, "committed_at_ms": lag.committed_at_ms, "offsets": _spark_json(lag.committed),
         "latest": _spark_json(lag.latest), "lag": _spark_json(lag.lag), "total_lag": lag.total,
+        **({"freshness_ms": lag.freshness_ms} if lag.freshness_ms else {}),
     }
     if lag.new_partitions:
         out["new_partitions"] = _spark_json(dict.fromkeys(lag.new_partitions, 0))
@@ -160,7 +170,7 @@ def _print_lags(table: str, lags: dict[str, SinkLag], as_json: bool) -> int:
         print(f"{table}: no kafka-spark sink has committed to this table")
         return 0
     for sid, lag in lags.items():
-        print(f"sink {sid}: batch {lag.batch}, committed {_when(lag.committed_at_ms)}")
+        print(f"sink {sid}: batch {lag.batch}, committed {_when(lag.committed_at_ms)}{_fresh(lag.freshness_ms)}")
         tps = sorted(set(lag.committed) | set(lag.lag))
         width = max([len(tp.topic) for tp in tps] + [5])
         print(f"  {'topic':<{width}}  {'partition':>9}  {'committed':>12}  {'latest':>12}  {'lag':>10}")

@@ -127,6 +127,7 @@ def written_by_spark(spark: Any, options: LoadOptions, df: Any, commit: SinkComm
     if target.table is not None:
         target.table.update_incremental()  # the next direct commit of a stream starts from this one
     result.writer, result.writer_reason = "spark", reason
+    result.retries += 1  # the direct write's files were written and dropped first
     return result
 
 
@@ -161,8 +162,9 @@ def finish_job(job: DirectJob, rows: list[dict[str, Any]]) -> LoadResult:
             delete_files(file_spec(target), [r["path"] for r in rows if r.get("path")])
             raise SparkWriterNeeded(reason)
         _refuse_bad_records(rows, job.options, commit.batch)
-        _commit(target, rows, commit, job.before)
         fresh = files_freshness(rows)
+        # the commit's metadata says how fresh its rows are, for `kafka-spark delta-offsets` and other readers
+        _commit(target, rows, dataclasses.replace(commit, freshness_ms=fresh.summary() if fresh else None), job.before)
         crash_point("after-commit")
         if target.table is not None:
             target.table.update_incremental()  # a cached target commits its next batch on top of this one
@@ -177,6 +179,7 @@ def finish_job(job: DirectJob, rows: list[dict[str, Any]]) -> LoadResult:
     materialize(location, winner)
     version = state.version_reaching(app_id(sink_id), commit.batch, job.before)
     return LoadResult("committed", sink_id, commit.batch, rows=sum(r["records"] or 0 for r in rows),
+                      bytes=sum(r["size"] or 0 for r in rows) if job.writes else 0,
                       table_version=version, start=dict(commit.start_offsets), offsets=winner.offsets,
                       run_id=commit.run_id, writer="direct", freshness=fresh)
 

@@ -13,6 +13,7 @@ from kafka_spark.delta.position import commit_of, logged_commit, materialize, wr
 from kafka_spark.delta.table_state import TableState
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.errors import BatchAlreadyCommittedError, ConcurrentWriterError
+from kafka_spark.sink.freshness import ObservedFreshness
 from kafka_spark.sink.options import SinkTarget, ValueParsing, WriteFormat
 from kafka_spark.sink.position import SinkCommit, app_id
 from kafka_spark.sink.progress import Progress
@@ -52,7 +53,8 @@ def _write_commit(spark, target: SinkTarget, fmt: WriteFormat, df, commit: SinkC
     state = location.state()
     before = state.refresh()
     before = -1 if before is None else before
-    writer = (out.write.format("delta").mode("append")
+    observed = ObservedFreshness(out)
+    writer = (observed.df.write.format("delta").mode("append")
               .option("txnAppId", app_id(sink_id)).option("txnVersion", commit.batch)
               .option("userMetadata", commit.to_json()))
     if fmt.merge_schema:
@@ -79,9 +81,10 @@ def _write_commit(spark, target: SinkTarget, fmt: WriteFormat, df, commit: SinkC
         crash_point("before-dead-letters")
         values.write(winner)
     version = state.version_reaching(app_id(sink_id), commit.batch, before)
-    return LoadResult("committed", sink_id, commit.batch, rows=_output_rows(info), table_version=version,
+    return LoadResult("committed", sink_id, commit.batch, rows=_output_rows(info), bytes=_output_bytes(info),
+                      table_version=version,
                       start=dict(commit.start_offsets), offsets=winner.offsets, run_id=commit.run_id,
-                      dead_letters=winner.dead_letters)
+                      dead_letters=winner.dead_letters, freshness=observed.freshness(_committed_at(info)))
 
 
 def save_to(writer, location: TableLocation) -> None:
@@ -135,3 +138,14 @@ def committed(location: TableLocation, state: TableState, sink_id: str, batch: i
 def _output_rows(info: dict[str, Any] | None) -> int:
     metrics = (info or {}).get("operationMetrics") or {}
     return int(metrics.get("numOutputRows", 0))
+
+
+def _output_bytes(info: dict[str, Any] | None) -> int:
+    metrics = (info or {}).get("operationMetrics") or {}
+    return int(metrics.get("numOutputBytes", 0))
+
+
+def _committed_at(info: dict[str, Any] | None) -> int | None:
+    """The commit's time (its commitInfo's), for its rows' freshness; None: now."""
+    stamp = (info or {}).get("timestamp")
+    return int(stamp) if isinstance(stamp, (int, float)) else None

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from kafka_spark.iceberg.batch_append import append_batch
 from kafka_spark.iceberg.batch_rows import batch_rows
 from kafka_spark.iceberg.position import IcebergLocation
+from kafka_spark.sink.freshness import arrow_freshness
 from kafka_spark.sink.progress import Progress
 from kafka_spark.sink.results import LoadResult
 from kafka_spark.sink.table_format import TableWrites
@@ -65,4 +66,4 @@ class IcebergWrites(TableWrites):
         winner, sequence = append_batch(where, arrow, counted, opts.format.partition_by, opts.format.merge_schema)
         return LoadResult("committed", opts.sink_id, commit.batch, rows=arrow.num_rows, table_version=sequence,
                           start=dict(commit.start_offsets), offsets=dict(winner.offsets), run_id=commit.run_id,
-                          table=routed.table, topic=routed.topic, writer=WRITER)
+                          table=routed.table, topic=routed.topic, writer=WRITER, freshness=arrow_freshness(arrow))

@@ -74,7 +74,9 @@ def following_schema(writes: TableWrites, routed: RoutedTable, location: object,
     log.info("table %s: its subject gained a version while the batch was read; writing the batch with it",
              routed.table)
     writes.writer(routed, location)
-    return commit()
+    done = commit()
+    done.retries += 1
+    return done
 
 
 def failed_result(routed: RoutedTable, sink_id: str, exc: BaseException) -> LoadResult:

@@ -35,6 +35,7 @@ class SinkLag:
     lag: dict[TopicPartition, int] = field(default_factory=dict)
     new_partitions: tuple[TopicPartition, ...] = ()
     missing_topics: tuple[str, ...] = ()
+    freshness_ms: dict[str, int] | None = None  # of the last batch's records when committed, where recorded
 
     @property
     def total(self) -> int:
@@ -64,6 +65,7 @@ def sink_lag(cluster: Cluster, commit: SinkCommit) -> SinkLag:
         start.update(earliest_offsets(cluster, new))
     lag = {tp: latest[tp] - start[tp] for tp in present}
     return SinkLag(sink_id=commit.sink_id, batch=commit.batch, committed_at_ms=commit.committed_at_ms,
+                   freshness_ms=commit.freshness_ms,
                    committed=committed, latest=latest, lag=lag, new_partitions=tuple(new),
                    missing_topics=tuple(missing))
 

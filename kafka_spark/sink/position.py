@@ -45,6 +45,8 @@ class SinkCommit:
     """One committed batch of a sink: the end offsets (next offset to read) of every partition it covers.
 
     `dead_letters`: how many of the batch's records went to the dead-letter table instead of the table.
+    `freshness_ms`: how old the batch's records were when it was committed ({"p50", "p99", "max"}: commit
+    time minus their Kafka timestamps), where the writer knows it before the commit (the direct writer).
     """
 
     sink_id: str
@@ -55,6 +57,7 @@ class SinkCommit:
     records: int = 0
     committed_at_ms: int = 0
     dead_letters: int = 0
+    freshness_ms: dict[str, int] | None = None
 
     def to_json(self) -> str:
         return json.dumps({
@@ -62,6 +65,7 @@ class SinkCommit:
             "records": self.records, "at": self.committed_at_ms, "dead_letters": self.dead_letters,
             "offsets": json.loads(offsets_to_json(self.offsets)),
             "start": json.loads(offsets_to_json(self.start_offsets)),
+            **({"freshness_ms": self.freshness_ms} if self.freshness_ms is not None else {}),
         }, separators=(",", ":"), sort_keys=True)
 
     @classmethod
@@ -74,9 +78,16 @@ class SinkCommit:
                 dead_letters=int(raw.get("dead_letters", 0)),
                 offsets=offsets_from_json(json.dumps(raw["offsets"]), where),
                 start_offsets=offsets_from_json(json.dumps(raw.get("start", {})), where),
+                freshness_ms=_freshness(raw.get("freshness_ms")),
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise TableLogError(f"{where}: not a kafka-spark offsets record ({exc})") from None
+
+
+def _freshness(value: Any) -> dict[str, int] | None:
+    if not isinstance(value, dict):
+        return None
+    return {k: int(value[k]) for k in ("p50", "p99", "max") if isinstance(value.get(k), (int, float))} or None
 
 
 OFFSETS = "_kafka_spark/offsets"

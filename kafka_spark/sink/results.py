@@ -32,8 +32,12 @@ class LoadResult:
     error: str | None = None
     writer: str = "spark"  # the writer that served the table, and why Spark's when 'auto' was asked
     writer_reason: str | None = None
-    # Commit time minus the committed records' timestamps, where the writer saw them (the direct writer).
+    # Commit time minus the committed records' timestamps.
     freshness: Freshness | None = None
+    bytes: int = 0  # of the data files the commit added
+    # the batch's writes done again before its commit: a subject version registered during the read, a direct
+    # write handed to Spark's writer
+    retries: int = 0
 
     @property
     def records_per_second(self) -> float:
@@ -49,4 +53,5 @@ class LoadResult:
             **({"table": self.table} if self.table else {}), **({"error": self.error} if self.error else {}),
             "writer": self.writer, **({"writer_reason": self.writer_reason} if self.writer_reason else {}),
             **({"freshness_ms": self.freshness.summary()} if self.freshness is not None else {}),
+            **({"bytes": self.bytes} if self.bytes else {}), **({"retries": self.retries} if self.retries else {}),
         }

@@ -37,9 +37,12 @@ def test_offsets_and_lag_match_the_job_and_the_brokers(kafka, topic_name: str, t
 
     offline = delta_offsets(str(table), "--json")
     assert offline.returncode == 0, offline.stderr
+    # the direct writer's commit says how old its records were when it was committed, as the job reported
+    assert loaded["writer"] == "direct"
     assert json.loads(offline.stdout) == {
         "orders": {"batch": 0, "committed_at_ms": json.loads(offline.stdout)["orders"]["committed_at_ms"],
-                   "offsets": loaded["offsets"]}}
+                   "offsets": loaded["offsets"], "freshness_ms": loaded["freshness_ms"]}}
+    assert 0 <= loaded["freshness_ms"]["p50"] <= loaded["freshness_ms"]["p99"] <= loaded["freshness_ms"]["max"]
 
     produce(kafka.bootstrap, topic_name, 150)
     with KafkaClient({"bootstrap.servers": kafka.bootstrap}) as client:
@@ -59,6 +62,7 @@ def test_offsets_and_lag_match_the_job_and_the_brokers(kafka, topic_name: str, t
     text = delta_offsets(str(table), "-b", kafka.bootstrap)
     assert text.returncode == 0, text.stderr
     assert "sink orders: batch 0" in text.stdout and "total lag: 150 records" in text.stdout
+    assert f"; records {loaded['freshness_ms']['p50'] / 1000:.1f}s old (p50)" in text.stdout
     for p, off in loaded["offsets"][topic_name].items():
         assert any(line.split()[:3] == [topic_name, p, str(off)] for line in text.stdout.splitlines())
 

@@ -14,7 +14,9 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pyarrow as pa
 from delta_support import JOBS, REPO, produce, table_rows
+from deltalake import DeltaTable
 from prometheus_client.parser import text_string_to_metric_families
 
 JOB = JOBS / "stream_to_delta.py"
@@ -69,6 +71,8 @@ def test_metrics_endpoint_matches_the_table_while_the_stream_runs(kafka, topic_n
         assert seen["kafka_spark_commits_total"] >= 2
         assert seen["kafka_spark_commit_seconds_count"] == seen["kafka_spark_commits_total"]
         assert seen["kafka_spark_commit_seconds_sum"] > 0
+        sizes = pa.table(DeltaTable(str(table)).get_add_actions(flatten=True)).column("size_bytes").to_pylist()
+        assert seen["kafka_spark_bytes_total"] == sum(sizes) > 0  # every data file the stream added, once
         # Freshness of the last commit: the records are seconds old at most, never from the future.
         assert 0 <= seen["kafka_spark_freshness_seconds{0.5}"] <= seen["kafka_spark_freshness_seconds{1}"] < 300
         assert seen.get("kafka_spark_failures_total", 0) == 0

@@ -115,3 +115,19 @@ def test_a_routed_load_and_a_stream_continued_by_a_load(kafka, spark, producer, 
     assert (more.batch, more.rows) == (streamed.batch + 1, 7)
     every_offset_once(catalog, "db.streamed", {TopicPartition(topics[0], 0): 27})
     assert len(scanned(catalog, "db.streamed")) == 27
+
+
+def test_an_iceberg_commits_freshness_is_its_records_age(kafka, spark, producer, catalog):
+    import time
+
+    topic = new_topic(kafka, partitions=1)
+    now = int(time.time() * 1000)
+    for i in range(100):
+        producer.send(topic, f"v{i}".encode(), timestamp_ms=now - (300_000 if i == 0 else 20_000))
+    producer.flush()
+    result = load(spark, LoadOptions(table="db.fresh", kafka={"bootstrap.servers": kafka.bootstrap},
+                                     topics=[topic]), catalog)
+    took = int(time.time() * 1000) - now
+    fresh = result.freshness
+    assert result.rows == 100 and fresh is not None
+    assert 20_000 <= fresh.p50_ms <= 20_000 + took and 300_000 <= fresh.max_ms <= 300_000 + took

@@ -27,14 +27,18 @@ def test_one_table_stream_counts_commits_rows_freshness_and_lag():
     metrics = StreamMetrics("s1", "/lake/t")
     tp = TopicPartition("orders", 0)
     fresh = Freshness(p50_ms=300, p99_ms=900, max_ms=1200, committed_at_ms=1_700_000_000_000)
-    metrics.record(0, LoadResult("committed", "s1", 0, rows=10, seconds=0.4, offsets={tp: 10}, freshness=fresh))
-    metrics.record(1, LoadResult("committed", "s1", 1, rows=5, seconds=0.2, offsets={tp: 15}, dead_letters=2))
+    metrics.record(0, LoadResult("committed", "s1", 0, rows=10, seconds=0.4, offsets={tp: 10}, freshness=fresh,
+                                 bytes=4096))
+    metrics.record(1, LoadResult("committed", "s1", 1, rows=5, seconds=0.2, offsets={tp: 15}, dead_letters=2,
+                                 bytes=1024, retries=1))
     metrics.record(2, LoadResult("up-to-date", "s1", 1))
     metrics.lag_from_progress({"latestOffset": '{"orders": {"0": 18}}'}, {tp: 15})
     got = samples(generate_latest(metrics.registry).decode())
     table = (("sink", "s1"), ("table", "/lake/t"))
     assert got[("kafka_spark_rows_total", table)] == 15
     assert got[("kafka_spark_commits_total", table)] == 2
+    assert got[("kafka_spark_bytes_total", table)] == 5120
+    assert got[("kafka_spark_retries_total", table)] == 1
     assert got[("kafka_spark_commit_seconds_count", table)] == 2
     assert got[("kafka_spark_commit_seconds_sum", table)] == pytest.approx(0.6)
     assert got[("kafka_spark_dead_letters_total", table)] == 2
