@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/avro_bench.py              # 1,000,000 records, 3 runs
     .venv/bin/python bench/avro_bench.py --quick      # 100,000 records, 2 runs
+    .venv/bin/python bench/avro_bench.py --schema wide   # a wide record of 50 fields instead of the order
 
 One broker (kafka_spark.local) and one Confluent-compatible test registry (tests/harness). The records are
 bench/avro_decode.py's 10-field order (nested record, array, map, enum, decimal, timestamp and date), registered
@@ -46,7 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the test registry server (harness.schema_registry)
 
-from bench.avro_decode import SCHEMA, payloads  # noqa: E402
+from bench.avro_decode import SCHEMA, SCHEMAS, payloads  # noqa: E402
 from bench.avro_report import BY_NAME, CONTENDERS, PARTITIONS, Sample, markdown, summarize, write  # noqa: E402
 from bench.installed import compile_package  # noqa: E402
 
@@ -99,10 +100,10 @@ def log(msg: str) -> None:
 
 # ---- data -----------------------------------------------------------------------------------------------
 
-def register(url: str, subject: str) -> int:
-    """Register SCHEMA under `subject`; its id."""
+def register(url: str, subject: str, schema: dict | None = None) -> int:
+    """Register `schema` (default: the bench's) under `subject`; its id."""
     request = urllib.request.Request(f"{url}/subjects/{subject}/versions", method="POST",
-                                     data=json.dumps({"schema": json.dumps(SCHEMA)}).encode(),
+                                     data=json.dumps({"schema": json.dumps(schema or SCHEMA)}).encode(),
                                      headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
     with urllib.request.urlopen(request, timeout=30) as answer:
         return int(json.load(answer)["id"])
@@ -115,7 +116,7 @@ def produce(node: Any, registry_url: str, topic: str, records: int) -> Dataset:
     from kafka_spark.formats.registry.wire import frame
 
     schema_id = register(registry_url, f"{topic}-value")
-    framed = [frame(schema_id, p) for p in payloads(records)]
+    framed = [frame(schema_id, p) for p in payloads(records, SCHEMA)]
     # One large segment per partition: a fetch never straddles segments, as on a production broker.
     node.create_topic(topic, partitions=PARTITIONS,
                       configs={"segment.bytes": 1 << 30, "retention.ms": -1, "retention.bytes": -1})
@@ -343,7 +344,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup-rounds", type=int, default=WARMUP_ROUNDS,
                         help=f"unrecorded rounds of every contender on a small topic first (default {WARMUP_ROUNDS})")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    parser.add_argument("--schema", choices=sorted(SCHEMAS), default="order",
+                        help="the 10-field order (default) or a wide record of 50 fields")
     args = parser.parse_args(argv)
+    global SCHEMA
+    SCHEMA = SCHEMAS[args.schema]
     records = args.records or (100_000 if args.quick else 1_000_000)
     runs = args.runs or (2 if args.quick else 3)
     names = [c.name for c in CONTENDERS]
@@ -360,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     from kafka_spark.local import start_kafka
     from kafka_spark.local.spark import local_spark
 
-    stamp = time.strftime("%Y%m%d-%H%M%S")
+    stamp = time.strftime("%Y%m%d-%H%M%S") + ("" if args.schema == "order" else f"-{args.schema}")
     began = time.monotonic()
     result: dict[str, Any] = {"meta": {
         "command": " ".join([".venv/bin/python bench/avro_bench.py",

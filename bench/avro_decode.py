@@ -16,6 +16,8 @@ map<string>, enum, a nested record with a nullable field, a nullable double), pa
 
     .venv/bin/python bench/avro_decode.py            # 100,000 records
     .venv/bin/python bench/avro_decode.py --quick    # 10,000 records
+    .venv/bin/python bench/avro_decode.py --schema wide   # a wide record of 50 fields (longs, strings,
+                                                          # doubles, optional strings, timestamps, flags)
 
 Prints records/s for each (the best of five rounds) on the wall clock and per CPU second (DataFusion may use
 more than one thread: per CPU second is the per-core rate), and the ratios to fastavro alone and to the
@@ -61,11 +63,42 @@ SCHEMA = {
 
 
 
-def payloads(n: int) -> list[bytes]:
-    parsed = fastavro.parse_schema(SCHEMA)
+# A wide record of 50 fields as event tables carry them: an id, counters, measures, labels, optional labels, times
+# and flags.
+WIDE = {"type": "record", "name": "Wide", "namespace": "bench", "fields": [
+    {"name": "id", "type": "long"},
+    *({"name": f"count_{i}", "type": "long"} for i in range(19)),
+    *({"name": f"label_{i}", "type": "string"} for i in range(10)),
+    *({"name": f"measure_{i}", "type": "double"} for i in range(10)),
+    *({"name": f"note_{i}", "type": ["null", "string"]} for i in range(5)),
+    *({"name": f"at_{i}", "type": {"type": "long", "logicalType": "timestamp-micros"}} for i in range(3)),
+    *({"name": f"flag_{i}", "type": "boolean"} for i in range(2)),
+]}
+SCHEMAS = {"order": SCHEMA, "wide": WIDE}
+
+
+def _wide(i: int, start: datetime.datetime) -> dict[str, object]:
+    value: dict[str, object] = {"id": 1_000_000_000 + i}
+    value.update({f"count_{k}": i * (k + 1) for k in range(19)})
+    value.update({f"label_{k}": f"label-{k}-{i % (50 + k)}" for k in range(10)})
+    value.update({f"measure_{k}": i * 0.25 + k for k in range(10)})
+    value.update({f"note_{k}": None if (i + k) % 3 else f"note {i % 101}" for k in range(5)})
+    value.update({f"at_{k}": start + datetime.timedelta(seconds=i, microseconds=k) for k in range(3)})
+    value.update({f"flag_{k}": (i + k) % 2 == 0 for k in range(2)})
+    return value
+
+
+def payloads(n: int, schema: dict = SCHEMA) -> list[bytes]:
+    """`n` records of `schema` (SCHEMA or WIDE), record i with id 1,000,000,000 + i, bare Avro."""
+    parsed = fastavro.parse_schema(schema)
     start = datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc)
     out = []
     for i in range(n):
+        if schema is WIDE:
+            buffer = io.BytesIO()
+            fastavro.schemaless_writer(buffer, parsed, _wide(i, start))
+            out.append(buffer.getvalue())
+            continue
         value = {
             "id": 1_000_000_000 + i, "name": f"customer-{i % 997}", "amount": decimal.Decimal(i) / 4,
             "ts": start + datetime.timedelta(seconds=i), "day": (start + datetime.timedelta(days=i % 400)).date(),
@@ -93,7 +126,7 @@ def best_times(cases: dict[str, Callable[[], object]], rounds: int) -> dict[str,
     return best
 
 
-def batch_cases(data: list[bytes], chunk: int) -> dict[str, Callable[[], object]]:
+def batch_cases(data: list[bytes], chunk: int, schema: dict = SCHEMA) -> dict[str, Callable[[], object]]:
     """decode_batch over Arrow batches of the framed values, with the block path and without; the raw floor."""
     root = Path(__file__).resolve().parent.parent
     sys.path[:0] = [str(root), str(root / "tests")]  # bench.avro_bench's registration, the test registry
@@ -109,7 +142,7 @@ def batch_cases(data: list[bytes], chunk: int) -> dict[str, Callable[[], object]
     server = RegistryServer().__enter__()  # lives as long as the process: the plan's decoders look ids up
     from bench.avro_bench import register
 
-    schema_id = register(server.url, "bench-value")
+    schema_id = register(server.url, "bench-value", schema)
     framed = [frame(schema_id, p) for p in data]
     batches = [pa.RecordBatch.from_arrays([pa.array(framed[at:at + chunk], pa.binary())], names=["value"])
                for at in range(0, len(framed), chunk)]
@@ -143,13 +176,16 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="10,000 records instead of 100,000")
     parser.add_argument("--records", type=int, help="records (default 100,000; quick 10,000)")
     parser.add_argument("--chunk", type=int, default=50_000, help="records per Arrow batch (default 50,000)")
+    parser.add_argument("--schema", choices=sorted(SCHEMAS), default="order",
+                        help="the 10-field order (default) or a wide record of 50 fields")
     args = parser.parse_args()
     n = args.records or (10_000 if args.quick else 100_000)
     chunk = args.chunk
-    data = payloads(n)
-    schema = RegisteredSchema(json.dumps(SCHEMA), id=1, subject="bench-value", version=1)
+    chosen = SCHEMAS[args.schema]
+    data = payloads(n, chosen)
+    schema = RegisteredSchema(json.dumps(chosen), id=1, subject="bench-value", version=1)
     decoder = avro_decoder(schema, InlineSource(schema))
-    parsed = fastavro.parse_schema(SCHEMA)
+    parsed = fastavro.parse_schema(chosen)
     reader, buffer = fastavro.schemaless_reader, io.BytesIO
     arrow_type = decoder.arrow_type
 
@@ -165,7 +201,7 @@ def main() -> None:
         "decode": ours,
         "decode + pa.array": lambda: pa.array(ours(), type=arrow_type),
         "fastavro + pa.array": lambda: pa.array(fastavro_alone(), type=arrow_type),
-        **batch_cases(data, chunk),
+        **batch_cases(data, chunk, chosen),
     }
     print(f"{n:,} records of {sum(map(len, data)) / n:.0f} bytes, Arrow batches of {chunk:,}, one process")
     best = best_times(cases, rounds=5)

@@ -20,13 +20,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from kafka_spark.protocol.varint import encode_varint
 
 _SYNC = b"kafka-spark-avro"  # 16 bytes; readers compare it after each block, they never search for it
 _FRAMING = 5
-_ALL = 2**31 - 1
 
 
 @functools.lru_cache(maxsize=1)
@@ -54,12 +52,19 @@ def container(schema_json: str, framed: pa.Array) -> bytes:
     meta = (encode_varint(2) + _bytes(b"avro.schema") + _bytes(schema_json.encode())
             + _bytes(b"avro.codec") + _bytes(b"null"))
     header = b"Obj\x01" + meta + encode_varint(0) + _SYNC
-    datums = pc.binary_slice(framed, _FRAMING, _ALL)
-    offsets = np.frombuffer(datums.buffers()[1], np.int32, len(datums) + 1, datums.offset * 4)
+    offsets = np.frombuffer(framed.buffers()[1], np.int32, len(framed) + 1, framed.offset * 4).astype(np.int64)
     first, last = int(offsets[0]), int(offsets[-1])
-    data = datums.buffers()[2]
-    body = b"" if data is None else memoryview(data)[first:last]
-    return b"".join((header, encode_varint(len(datums)), encode_varint(last - first), body, _SYNC))
+    data = framed.buffers()[2]
+    if data is None or last == first:
+        body: Any = b""
+    else:
+        # One gather of the values' bytes without their 5-byte prefixes (a slice kernel would build a whole
+        # second array first).
+        keep = np.ones(last - first, dtype=bool)
+        keep[((offsets[:-1] - first)[:, None] + np.arange(_FRAMING)).ravel()] = False
+        body = np.frombuffer(data, np.uint8, last - first, first)[keep]
+    size = (last - first) - _FRAMING * len(framed)
+    return b"".join((header, encode_varint(len(framed)), encode_varint(size), body, _SYNC))
 
 
 def read_container(blob: bytes) -> pa.Table:
