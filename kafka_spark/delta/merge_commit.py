@@ -1,4 +1,5 @@
-"""A change stream's batch applied to a Delta table with its offsets in one commit: Delta's MERGE on Spark.
+"""A change stream's batch applied to a Delta table with its offsets in one commit: Delta's MERGE on Spark, or
+delta-rs's (delta/direct_merge.py: the direct writer's, for path tables).
 
 Per key, the batch's last change (delta/changes.py) updates, inserts or deletes the row; a truncate also
 deletes every row the batch does not change (`WHEN NOT MATCHED BY SOURCE`); new columns are added (schema
@@ -21,6 +22,8 @@ from typing import Any
 
 from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.changes import DELETED, BatchChanges, batch_changes
+from kafka_spark.delta.direct_merge import append_changes, merge_changes
+from kafka_spark.delta.direct_merge import table_schema as table_schema_of
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.position import write_pending
 from kafka_spark.delta.spark_commit import is_conflict, save_to, settled
@@ -44,23 +47,28 @@ KAFKA_COLUMNS = ("topic", "partition", "offset", "timestamp", "key", "value")
 
 
 def merge_commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, capture: ChangeCapture, df,
-                 commit: SinkCommit, label: str, location: TableLocation | None = None) -> LoadResult:
-    """Apply the batch's changes (`df`: its records, Spark's Kafka columns) with `commit`, in one Delta commit."""
-    require_delta_spark(f"{target.table} {label}: change data capture (Delta's MERGE on Spark)", spark)
+                 commit: SinkCommit, label: str, location: TableLocation | None = None,
+                 direct: bool = False) -> LoadResult:
+    """Apply the batch's changes (`df`: its records, Spark's Kafka columns) with `commit`, in one Delta commit:
+    Spark's MERGE, or with `direct` delta-rs's (a path table; delta/direct_merge.py)."""
+    if not direct:
+        require_delta_spark(f"{target.table} {label}: change data capture (Delta's MERGE on Spark)", spark)
     # Read several times (the batch's columns, its keys, the MERGE): from Kafka once.
     records = df.select(*KAFKA_COLUMNS).persist()
     try:
-        return _commit(spark, target, fmt, parsing, capture, records, commit, label, location)
+        return _commit(spark, target, fmt, parsing, capture, records, commit, label, location, direct)
     finally:
         records.unpersist()
 
 
 def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, capture: ChangeCapture, records,
-            commit: SinkCommit, label: str, location: TableLocation | None) -> LoadResult:
+            commit: SinkCommit, label: str, location: TableLocation | None, direct: bool) -> LoadResult:
     sink_id = target.sink_id
     location = location or locate(target.table, spark)
     exists = location is not None and location.state().refresh() is not None
-    table_schema = _delta_table(spark, location).toDF().schema if exists and location is not None else None
+    table_schema = None
+    if exists and location is not None:
+        table_schema = table_schema_of(location) if direct else _delta_table(spark, location).toDF().schema
     value_schema = None
     if parsing.value_schema:
         from kafka_spark.sink.value_schema import value_struct
@@ -83,7 +91,12 @@ def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, 
     crash_point("before-write")
     try:
         with Progress(spark, f"{sink_id} {label}") if fmt.progress else nullcontext():
-            if exists:
+            if direct:
+                if exists:
+                    merge_changes(changes, location, commit)
+                else:
+                    append_changes(changes, location, tuple(fmt.partition_by), commit)
+            elif exists:
                 _merge(spark, changes, location, commit, table_schema)
             else:
                 _append(changes, location, fmt, commit)

@@ -126,7 +126,7 @@ class RoutedWrites(TableWrites):
             elif choice.target is not None:
                 result = write_direct(self.spark, routed.options, plan, commit, choice.target)
             else:
-                result = commit_table(self.spark, routed, rows(), commit, label, location, progress)
+                result = commit_table(self.spark, routed, rows(), commit, label, location, progress, choice.writer)
         except Exception:
             self.choices.pop(table, None)  # chosen again, from the table as it is then
             raise
@@ -149,14 +149,15 @@ def _split_choice(routed: RoutedTable) -> WriterChoice | None:
 
 
 def commit_table(spark, routed: RoutedTable, df, commit: SinkCommit, label: str,
-                 location: TableLocation | None, progress: bool = True) -> LoadResult:
+                 location: TableLocation | None, progress: bool = True, writer: str = "spark") -> LoadResult:
     """Commit `df` (the table's rows, transformed by its settings) and `commit` to the table in one Delta commit
     (`progress=False`: without the table's own progress line, when the batch shows one for all)."""
     opts = routed.options
     fmt = opts.format if progress else dataclasses.replace(opts.format, progress=False)
     changes = opts.changes
-    if changes is not None:  # a change stream: its changes applied with Delta's MERGE (merge_commit.py)
-        result = merge_commit(spark, opts.target, fmt, opts.parsing, changes, df, commit, label, location)
+    if changes is not None:  # a change stream: its changes applied with a MERGE (merge_commit.py)
+        result = merge_commit(spark, opts.target, fmt, opts.parsing, changes, df, commit, label, location,
+                              direct=writer == "direct")
     else:
         result = write_commit(spark, opts.target, fmt, opts.parsing, df, commit, label, location)
     result.table, result.topic = routed.table, routed.topic

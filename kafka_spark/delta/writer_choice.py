@@ -41,9 +41,9 @@ log = logging.getLogger(__name__)
 
 WRITERS = ("auto", "spark", "direct")
 # Why a load that creates a catalog table takes Spark's writer (which registers it); later ones may be direct.
-# Why a change stream's table takes Spark's writer: the direct writer appends files, and has no MERGE here.
-CHANGE_CAPTURE = ("cdc applies changes with Delta's MERGE on Spark (the direct writer appends files; "
-                  "delta-rs's MERGE is not wired to the sink in this version)")
+# Why a change stream's catalog table takes Spark's MERGE: delta-rs's (the direct writer's) serves path tables.
+CHANGE_CAPTURE = ("cdc into a catalog table applies changes with Delta's MERGE on Spark (delta-rs's MERGE, the "
+                  "direct writer's, serves tables given by path)")
 NEW_CATALOG_TABLE = "a new catalog table is created by Spark's writer (the direct writer serves its later commits)"
 # The session catalog whose Delta tables the direct writer serves by name: Delta's own, over Spark's metastore.
 DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
@@ -92,6 +92,10 @@ def choose_writer(spark: Any, options: LoadOptions, location: TableLocation | No
         require_delta_spark(f"{options.table}: writer 'spark' (Spark's Delta writer)", spark)
         return WriterChoice("spark")
     if getattr(options, "changes", None) is not None:
+        # A MERGE has no files of its own to write in the read's tasks: the direct choice has no target, and
+        # merge_commit.py applies the batch's changes through delta-rs.
+        if options.table is not None and not is_table_name(options.table):
+            return WriterChoice("direct")
         if wanted == "direct":
             raise ConfigError(f"writer 'direct' cannot write to {options.table}: {CHANGE_CAPTURE}; use writer "
                               "'spark' or 'auto'")

@@ -24,8 +24,11 @@ def _options(kafka, topic: str, table: str, **extra) -> LoadOptions:
                        cdc="debezium", **extra)
 
 
+# Spark's MERGE, and delta-rs's (the direct writer's, which `auto` chooses for a table given by path).
+@pytest.mark.parametrize("asked,writer", [("spark", "spark"), ("auto", "direct")])
 def test_debezium_changes_make_the_source_table_and_a_replayed_batch_changes_nothing(kafka, spark, producer,
-                                                                                     topic_name, tmp_path):
+                                                                                     topic_name, tmp_path, asked,
+                                                                                     writer):
     kafka.create_topic(topic_name, partitions=1)
     table = str(tmp_path / "customers")
     source = SourceTable(producer, topic_name, with_schema=True)
@@ -36,8 +39,8 @@ def test_debezium_changes_make_the_source_table_and_a_replayed_batch_changes_not
     source.delete(3)
     source.change_key(4, 40)  # a primary-key change moves the row
     source.flush()
-    first = load(spark, _options(kafka, topic_name, table, cdc_metadata=True))
-    assert first.status == "committed" and first.writer == "spark" and "MERGE" in (first.writer_reason or "")
+    first = load(spark, _options(kafka, topic_name, table, cdc_metadata=True, writer=asked))
+    assert (first.status, first.writer, first.writer_reason) == ("committed", writer, None)
     assert table_state(spark, table, source.columns) == source.expected()
 
     source.add_column("email")  # a column added at the source appears in the table
@@ -48,8 +51,8 @@ def test_debezium_changes_make_the_source_table_and_a_replayed_batch_changes_not
     source.insert({"id": 3, "name": "three again", "qty": 3, "price": 3.0})  # a deleted key comes back
     source.update(5, name=None)  # a value set to null
     source.flush()
-    second = load(spark, _options(kafka, topic_name, table, cdc_metadata=True))
-    assert second.batch == first.batch + 1
+    second = load(spark, _options(kafka, topic_name, table, cdc_metadata=True, writer=asked))
+    assert second.batch == first.batch + 1 and second.writer == writer
     assert table_state(spark, table, source.columns) == source.expected()
     meta = spark.read.format("delta").load(table).where("id = 1").select("__op", "__lsn").first()
     assert meta["__op"] == "u" and meta["__lsn"] == lsn_of_1  # the row's last change's position
@@ -70,7 +73,8 @@ def test_debezium_changes_make_the_source_table_and_a_replayed_batch_changes_not
     records = spark.read.format("pykafka").option("kafka.bootstrap.servers", kafka.bootstrap) \
         .option("subscribe", topic_name).load()
     with pytest.raises(BatchAlreadyCommittedError):
-        merge_commit(spark, opts.target, opts.format, opts.parsing, opts.changes, records, replay, "replay")
+        merge_commit(spark, opts.target, opts.format, opts.parsing, opts.changes, records, replay, "replay",
+                     direct=writer == "direct")
     assert DeltaTable(table).version() == version
     assert table_state(spark, table, source.columns) == source.expected()
 
@@ -79,10 +83,10 @@ def test_debezium_changes_make_the_source_table_and_a_replayed_batch_changes_not
     source.truncate()
     source.insert({"id": 9, "name": "nine", "qty": 9, "price": 9.0, "email": None})
     source.flush()
-    load(spark, _options(kafka, topic_name, table))
+    load(spark, _options(kafka, topic_name, table, writer=asked))
     assert table_state(spark, table, source.columns) == source.expected() == [
         {"id": 9, "name": "nine", "qty": 9, "price": 9.0, "email": None}]
-    assert load(spark, _options(kafka, topic_name, table)).status == "up-to-date"
+    assert load(spark, _options(kafka, topic_name, table, writer=asked)).status == "up-to-date"
 
 
 def test_routed_topics_without_schema_then_a_stream_continues(kafka, spark, producer, topic_name, tmp_path):

@@ -50,9 +50,13 @@ def test_cdc_settings_that_do_not_hold_are_one_line_errors(argv, message):
         validate(load.read_config([*BROKER, *argv])[0])
 
 
-def test_cdc_options_refuse_the_direct_writer():
+def test_cdc_takes_delta_rs_merge_for_path_tables_and_refuses_it_for_catalog_tables():
     from kafka_spark.delta.writer_choice import choose_writer
 
-    options = LoadOptions(table="/lake/t", topics=["t"], cdc="debezium", writer="direct")
-    with pytest.raises(ConfigError, match="MERGE"):
+    for writer in ("direct", "auto"):
+        options = LoadOptions(table="/lake/t", topics=["t"], cdc="debezium", writer=writer)
+        choice = choose_writer(None, options, None)
+        assert (choice.writer, choice.target, choice.reason) == ("direct", None, None)
+    options = LoadOptions(table="lake.orders", topics=["t"], cdc="debezium", writer="direct")
+    with pytest.raises(ConfigError, match=r"catalog table .*MERGE on Spark"):
         choose_writer(None, options, None)
