@@ -4,6 +4,7 @@
     ./spark-submit.sh jobs/kafka_to_delta.py -b host:9092 --topic orders --table /lake/orders
     ./spark-submit.sh jobs/kafka_to_delta.py --config conf/kafka-to-delta.toml --max-records 1000000
     ./spark-submit.sh jobs/kafka_to_delta.py --config conf/bronze-layer.toml   # a table per topic
+    ./spark-submit.sh jobs/kafka_to_delta.py --config conf/kafka-to-iceberg.toml   # an Apache Iceberg table
 
 Each run loads what is new since the offsets the table has committed (at most --max-records) in one Delta
 commit, so a run that fails or is killed is simply run again. Flags override the environment

@@ -4,6 +4,7 @@
     ./spark-submit.sh jobs/stream_to_delta.py -b host:9092 --topic orders --table /lake/orders --trigger 30s
     ./spark-submit.sh jobs/stream_to_delta.py --config conf/stream-to-delta.toml --trigger available-now
     ./spark-submit.sh jobs/stream_to_delta.py --config conf/bronze-layer.toml --trigger 1m   # a table per topic
+    ./spark-submit.sh jobs/stream_to_delta.py --config conf/kafka-to-iceberg.toml   # an Apache Iceberg table
 
 A Structured Streaming query reads `readStream.format("pykafka")` and commits each micro-batch with the
 same protocol as kafka_to_delta.py, so the two continue each other on one table and sink. The query runs

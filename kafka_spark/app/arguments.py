@@ -25,7 +25,8 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
     add_topic_options(p, what="a topic to load")
     p.add_argument("--table", metavar="PATH|NAME",
                    help="the Delta table, created by the first run: a directory, a store URI (s3a://bucket/t, "
-                        "abfss://..., gs://..., hdfs://...), or a catalog name (db.table or catalog.db.table)")
+                        "abfss://..., gs://..., hdfs://...), or a catalog name (db.table or catalog.db.table); "
+                        "with --table-format iceberg, namespace.table in the Iceberg catalog")
     p.add_argument("--table-template", metavar="TEMPLATE",
                    help="instead of --table, a table per topic: a path, store URI or catalog name with {topic} "
                         "(/lake/bronze/{topic}, bronze.{topic}); per-topic settings go in --config's "
@@ -33,6 +34,22 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
     p.add_argument("--on-table-error", metavar="fail-fast|continue",
                    help="with a table per topic: fail-fast (default) stops at the first table whose commit fails; "
                         "continue commits the others, reports the failed ones (exit 1) and retries them next time")
+    p.add_argument("--table-format", metavar="delta|iceberg",
+                   help="the tables' format: delta (default) or iceberg (tables named namespace.table in an Iceberg "
+                        "catalog, written through pyiceberg; the `iceberg` extra)")
+    p.add_argument("--iceberg-catalog", metavar="NAME",
+                   help="the Iceberg catalog's name (default kafka_spark); a catalog of pyiceberg's configuration "
+                        "(.pyiceberg.yaml, PYICEBERG_CATALOG__NAME__*) is used with its properties")
+    p.add_argument("--iceberg-catalog-uri", metavar="URI",
+                   help="the Iceberg catalog's uri (pyiceberg's `uri`: http(s):// for REST, thrift:// for Hive, a "
+                        "database URL for a SQL catalog)")
+    p.add_argument("--iceberg-warehouse", metavar="PATH|URI",
+                   help="the Iceberg catalog's warehouse (pyiceberg's `warehouse`); alone, a directory holding the "
+                        "embedded SQLite catalog and its tables")
+    p.add_argument("--iceberg-property", dest="iceberg_properties", action="append", default=[],
+                   metavar="KEY=VALUE",
+                   help="a pyiceberg catalog property (type, credential, s3.endpoint, ...), repeatable; credentials "
+                        "belong in --config's [iceberg] table or pyiceberg's configuration rather than here")
     add_sink_id_option(p, "names this pipeline's offsets in the table (default: default)")
     p.add_argument("--offset", metavar="WHERE",
                    help="where a table new to this sink starts: earliest (default), latest, or @TIME (epoch "
@@ -113,6 +130,15 @@ def add_stream_arguments(p: argparse.ArgumentParser) -> None:
                         "in Prometheus' text format on this port while the stream runs (the `metrics` extra)")
     p.add_argument("--metrics-address", metavar="ADDRESS",
                    help="the address the metrics endpoint binds (default 127.0.0.1; 0.0.0.0 for every interface)")
+    p.add_argument("--compact-every", metavar="N",
+                   help="compact each table after every N of its commits, between micro-batches: its small files "
+                        "rewritten into large ones in a commit that changes no data and no offsets")
+    p.add_argument("--compact-target-size", metavar="SIZE",
+                   help="with --compact-every: the compacted files' size, in bytes or as 128m, 1g (default: the "
+                        "table's delta.targetFileSize, else 100m)")
+    p.add_argument("--vacuum-retention-hours", metavar="HOURS",
+                   help="with --compact-every: after each compaction, delete the files removed from the table more "
+                        "than HOURS ago (at least the table's delta.deletedFileRetentionDuration, 168 by default)")
 
 
 def app_parser(prog: str, description: str, epilog: str,

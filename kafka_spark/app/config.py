@@ -33,6 +33,13 @@ from kafka_spark.app.routing import (
     routed,
     routed_topics,
 )
+from kafka_spark.app.table_formats import (
+    ICEBERG_TABLE,
+    TABLE_FORMAT_KEYS,
+    check_table_format,
+    iceberg_overrides,
+    iceberg_table,
+)
 from kafka_spark.app.values import (
     Parser,
     parse_bool,
@@ -52,12 +59,13 @@ from kafka_spark.sink.value_schema import require_schema
 
 
 def parse_writer(value: Any, name: str) -> str:
-    """The Delta writer: auto, spark or direct."""
+    """The writer: auto, spark or direct (Delta), or pyiceberg (Iceberg; checked against the table format later)."""
     from kafka_spark.delta.writer_choice import WRITERS
 
+    writers = (*WRITERS, "pyiceberg")
     text = parse_text(value, name).lower()
-    if text not in WRITERS:
-        raise ConfigError(f"{name}: expected {', '.join(WRITERS)}, got {value!r}")
+    if text not in writers:
+        raise ConfigError(f"{name}: expected {', '.join(writers)}, got {value!r}")
     return text
 
 
@@ -100,6 +108,7 @@ COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     **FORMAT_KEYS,
     "table-template": ("table_template", parse_template),
     "on-table-error": ("on_table_error", parse_on_table_error),
+    **TABLE_FORMAT_KEYS,
 }
 
 # Key -> (attribute of the parsed flags, the flag users see). The flags' names follow the command-line
@@ -136,6 +145,9 @@ def read_config_file(name: str, config: AppConfig, keys: Mapping[str, tuple[str,
             # `schema-registry` is the registry's URL, or a table of all its settings.
             config.registry = registry_table(value, str(path))
             continue
+        if norm == ICEBERG_TABLE:
+            config.iceberg = iceberg_table(value, str(path))
+            continue
         if norm == TABLES_TABLE:
             config.tables = read_tables_map(value, str(path))
             continue
@@ -144,10 +156,10 @@ def read_config_file(name: str, config: AppConfig, keys: Mapping[str, tuple[str,
             config.topic_settings = read_topic_sections(value, str(path))
             continue
         if norm not in keys:
-            close = difflib.get_close_matches(norm, [*keys, "kafka"], n=1, cutoff=0.6)
+            close = difflib.get_close_matches(norm, [*keys, "kafka", ICEBERG_TABLE], n=1, cutoff=0.6)
             hint = (f"; did you mean {close[0]!r}?" if close
-                    else f"; known keys: {', '.join(keys)}, [kafka], [{REGISTRY_TABLE}], [{TABLES_TABLE}], "
-                         f"[{TOPICS_TABLE}.NAME]")
+                    else f"; known keys: {', '.join(keys)}, [kafka], [{REGISTRY_TABLE}], [{ICEBERG_TABLE}], "
+                         f"[{TABLES_TABLE}], [{TOPICS_TABLE}.NAME]")
             raise ConfigError(f"{path}: unknown key {key!r}{hint}")
         attr, parse = keys[norm]
         setattr(config, attr, parse(value, f"{path}: {key}"))
@@ -209,6 +221,7 @@ def merge_settings(args: argparse.Namespace, config: Config, keys: Mapping[str, 
     config.kafka.update(command_config(getattr(args, "command_config", None)))
     config.kafka.update(overrides(getattr(args, "overrides", None) or []))
     config.registry.update(registry_config(getattr(args, "schema_registry_config", None)))
+    config.iceberg.update(iceberg_overrides(getattr(args, "iceberg_properties", None) or []))
     return config
 
 
@@ -230,7 +243,7 @@ def validate(config: AppConfig) -> None:
         if not config.topics and not config.pattern and not (routed(config) and routed_topics(config)):
             raise ConfigError("give --topic or --pattern (which topics to load)")
         if not config.table and not routed(config):
-            raise ConfigError("give --table (the Delta table to load into), or --table-template (a table per "
+            raise ConfigError("give --table (the table to load into), or --table-template (a table per "
                               "topic, with {topic})")
     if config.pattern:
         try:
@@ -238,6 +251,7 @@ def validate(config: AppConfig) -> None:
         except re.error as exc:
             raise ConfigError(f"pattern {config.pattern!r} is not a regular expression: {exc}") from None
     check_sink_id(config.sink_id)
+    check_table_format(config)
     require_schema(config.dead_letter, config.value_schema, decoded(config))
     check_payloads(config)
     check_change_options(change_capture(config.cdc, config.key_columns, config.cdc_metadata),

@@ -58,6 +58,13 @@ class AppConfig:
     tables: dict[str, str] = field(default_factory=dict)
     topic_settings: dict[str, dict[str, Any]] = field(default_factory=dict)
     on_table_error: str | None = None
+    # The table format (table_formats.py): delta or iceberg, and the Iceberg catalog. The catalog's URI may carry
+    # a password and its pyiceberg properties credentials: neither is in repr.
+    table_format: str = "delta"
+    iceberg_catalog: str | None = None
+    iceberg_catalog_uri: str | None = field(default=None, repr=False)
+    iceberg_warehouse: str | None = None
+    iceberg: dict[str, str] = field(default_factory=dict, repr=False)
 
     # `kafka` holds client passwords (sasl.jaas.config, ssl.key.password): the repr hides them.
     __repr__ = redacted_repr

@@ -47,12 +47,14 @@ def print_offsets(prog: str, title: str, start: Mapping[Any, int], end: Mapping[
         print(line)
 
 
-def print_embedded(source: Source, table: str) -> None:
-    """Where the demo's broker is, and how to see the table's lag against it."""
+def print_embedded(source: Source, table: str, offsets_command: str | None = None) -> None:
+    """Where the demo's broker is, and the command that shows the table's lag against it (where the table's format
+    has one)."""
     if source.seeded:
         print(f"  seeded     {source.seeded:,} sample records into topic {SAMPLE_TOPIC!r}")
     print(f"  broker     {source.bootstrap} (local, still running; stop it with: {STOP_HINT})")
-    print(f"  lag        kafka-spark delta-offsets {table} -b {source.bootstrap}")
+    if offsets_command:
+        print(f"  lag        {offsets_command}")
 
 
 def table_rows(tables: Sequence[TableLine]) -> list[str]:

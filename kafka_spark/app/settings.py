@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,9 @@ class StreamConfig(AppConfig):
     sample_rate: int = 50
     metrics_port: int | None = None
     metrics_address: str | None = None
+    compact_every: int | None = None
+    compact_target_size: int | None = None
+    vacuum_retention_hours: int | None = None
 
     __repr__ = redacted_repr  # dataclass would write AppConfig's plain one again
 
@@ -67,6 +71,20 @@ def parse_delay(value: Any, name: str) -> str:
     return text
 
 
+_SIZE = re.compile(r"(\d+)\s*([kmgt]?)(?:i?b)?", re.IGNORECASE)
+
+
+def parse_size(value: Any, name: str) -> int:
+    """Bytes: a whole number, or one with a unit as Spark reads sizes (128m, 128mb and 128MiB are 128 * 2^20)."""
+    match = _SIZE.fullmatch(str(value).strip()) if not isinstance(value, bool) else None
+    if match is None:
+        raise ConfigError(f"{name}: expected a size in bytes such as 134217728, 128m or 1g, got {value!r}")
+    size = int(match.group(1)) * 1024 ** " kmgt".index(match.group(2).lower() or " ")
+    if size < 1:
+        raise ConfigError(f"{name}: must be at least 1 byte, got {value!r}")
+    return size
+
+
 LOAD_KEYS: dict[str, tuple[str, Parser]] = {**COMMON_KEYS, "max-records": ("max_records", parse_positive),
                                              "log-dirs": ("log_dirs", parse_names)}
 
@@ -80,6 +98,9 @@ STREAM_KEYS: dict[str, tuple[str, Parser]] = {
     "sample-rate": ("sample_rate", parse_count),
     "metrics-port": ("metrics_port", parse_port),
     "metrics-address": ("metrics_address", parse_text),
+    "compact-every": ("compact_every", parse_positive),
+    "compact-target-size": ("compact_target_size", parse_size),
+    "vacuum-retention-hours": ("vacuum_retention_hours", parse_count),
 }
 
 
@@ -89,6 +110,10 @@ def check_stream(config: StreamConfig) -> StreamConfig:
         raise ConfigError("--max-trigger-delay only applies with --min-offsets-per-trigger")
     if config.metrics_address is not None and config.metrics_port is None:
         raise ConfigError("--metrics-address only applies with --metrics-port")
+    for flag, value in (("--compact-target-size", config.compact_target_size),
+                        ("--vacuum-retention-hours", config.vacuum_retention_hours)):
+        if value is not None and config.compact_every is None:
+            raise ConfigError(f"{flag} only applies with --compact-every (a table's commits between compactions)")
     if config.metrics_port is not None:
         from kafka_spark.app.metrics import require_client
 

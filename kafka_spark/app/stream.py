@@ -1,5 +1,6 @@
 """The stream application: a Structured Streaming query committing every micro-batch's rows and offsets in
-one Delta commit, until it is stopped or, with available-now/once, until it has caught up."""
+one commit of the table's format (a Delta commit, or an Iceberg snapshot), until it is stopped or, with
+available-now/once, until it has caught up."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from kafka_spark.app.routing import routed
 from kafka_spark.app.settings import STREAM_KEYS, StreamConfig, check_stream
 from kafka_spark.app.source import Source, resolve_source, sink_settings
 from kafka_spark.app.stops import StopRequest
+from kafka_spark.app.table_formats import run_format
 from kafka_spark.app.watch import Watch, follow_query
-from kafka_spark.delta import committed_position, start_stream, tables_lag
 from kafka_spark.local.session import LazySpark
 from kafka_spark.offsets.ranges import offsets_to_json
 from kafka_spark.sink import MultiLoadResult, StreamOptions
@@ -31,9 +32,9 @@ if TYPE_CHECKING:
 
 PROG = "stream-to-delta"
 FILE_KEYS = STREAM_KEYS
-DESCRIPTION = ("Stream Kafka topics into a Delta table; each micro-batch's Kafka offsets are committed in the "
-               "same Delta transaction as its rows, so a restart (even without the checkpoint) resumes exactly "
-               "where the table ends.")
+DESCRIPTION = ("Stream Kafka topics into a Delta table (or, with --table-format iceberg, an Iceberg table); each "
+               "micro-batch's Kafka offsets are committed in the same transaction as its rows, so a restart (even "
+               "without the checkpoint) resumes exactly where the table ends.")
 EPILOG = ("With no broker (no --bootstrap-server, none in --config) it starts or reuses the local broker, seeds "
           f"topic {SAMPLE_TOPIC!r} with sample page views if it is empty, keeps producing --sample-rate views a "
           f"second while it runs, and streams them into ./{SAMPLE_TABLE}. Ctrl-C or SIGTERM stops it after the "
@@ -64,7 +65,7 @@ def _run_stream(config: StreamConfig, as_json: bool, prog: str, stop: StopReques
     validate(config)
     started = time.monotonic()
     spark = LazySpark(prog)
-    table = "" if routed(config) else table_location(config.table or str(SAMPLE_TABLE))
+    table = "" if routed(config) else table_location(config.table or run_format(config).sample_table)
     metrics, server = _serve_metrics(config, table, note)
     try:
         if routed(config):
@@ -73,6 +74,12 @@ def _run_stream(config: StreamConfig, as_json: bool, prog: str, stop: StopReques
     finally:
         if server is not None:
             server.close()
+
+
+def compacting(config: StreamConfig) -> dict[str, Any]:
+    """The stream's compaction settings as `StreamOptions` takes them."""
+    return {"compact_every": config.compact_every, "compact_target_size": config.compact_target_size,
+            "vacuum_retention_hours": config.vacuum_retention_hours}
 
 
 def _serve_metrics(config: StreamConfig, table: str, note: Notes) -> tuple[StreamMetrics | None,
@@ -91,21 +98,22 @@ def _serve_metrics(config: StreamConfig, table: str, note: Notes) -> tuple[Strea
 
 def _run_table_stream(config: StreamConfig, as_json: bool, prog: str, stop: StopRequest, spark: LazySpark,
                       started: float, note: Notes, metrics: StreamMetrics | None, table: str) -> int:
-    before = committed_position(table, config.sink_id, spark)
+    fmt = run_format(config)
+    before = fmt.position(table, config.sink_id, spark)
     source = resolve_source(config, table, note, spark.prestart, lambda: before is not None)
-    watch = Watch(note, as_json, metrics=metrics)
+    watch = Watch(note, as_json, metrics=metrics, version_label=fmt.version_label)
     options = StreamOptions(
         **sink_settings(config, source, table), checkpoint=config.checkpoint, trigger=config.trigger,
         max_offsets_per_trigger=config.max_offsets_per_trigger,
         min_offsets_per_trigger=config.min_offsets_per_trigger, max_trigger_delay=config.max_trigger_delay,
-        on_commit=watch.on_commit,
+        on_commit=watch.on_commit, **compacting(config),
     )
     feed = None
     if source.embedded and config.sample_rate and source.topics == [SAMPLE_TOPIC]:
         feed = SampleFeed(source.bootstrap, config.sample_rate)
         feed.start()
     try:
-        query = start_stream(spark.session(), options)
+        query = fmt.start_stream(spark.session(), options)
         note(f"streaming {', '.join(source.topics) or config.pattern!r} into {table} "
              f"(sink {config.sink_id!r}, trigger {config.trigger}, checkpoint {options.checkpoint_location})"
              + ("; Ctrl-C stops" if not as_json else ""))
@@ -113,12 +121,12 @@ def _run_table_stream(config: StreamConfig, as_json: bool, prog: str, stop: Stop
     finally:
         if feed is not None:
             feed.stop()
-    after = committed_position(table, config.sink_id, spark)
+    after = fmt.position(table, config.sink_id, spark)
     end = after.offsets if after else {}
     if as_json:
         print(json.dumps({"status": ended, "sink": config.sink_id, "micro_batches": len(watch.committed),
                           "rows": watch.rows, "batch": after.batch if after else None,
-                          "offsets": json.loads(offsets_to_json(end)), "table": table,
+                          "offsets": json.loads(offsets_to_json(end)), "table": table, **fmt.summary(),
                           "checkpoint": options.checkpoint_location, "bootstrap": source.bootstrap,
                           "embedded": source.embedded, "seeded": source.seeded,
                           "produced": feed.produced if feed else 0,
@@ -132,6 +140,7 @@ def _run_routed_stream(config: StreamConfig, as_json: bool, prog: str, stop: Sto
                        started: float, note: Notes, metrics: StreamMetrics | None) -> int:
     """One query over every topic, each micro-batch committed table by table; a line per table as each
     micro-batch commits and at the end (with each table's lag), and exit 1 when a table's last commit failed."""
+    fmt = run_format(config)
     source = resolve_source(config, "", note, spark.prestart, lambda: False)
     tables = RunTables()
 
@@ -144,20 +153,23 @@ def _run_routed_stream(config: StreamConfig, as_json: bool, prog: str, stop: Sto
              f"(driver {result.driver_seconds:.2f}s)")
         for line in table_rows(lines):
             note(line)
+        for done in result.committed:
+            if done.compaction is not None:
+                note(f"  {done.table}: {done.compaction.text()}")
 
     watch = Watch(note, as_json, show_tables=show, metrics=metrics)
     options = StreamOptions(
         **sink_settings(config, source, None), checkpoint=config.checkpoint, trigger=config.trigger,
         max_offsets_per_trigger=config.max_offsets_per_trigger,
         min_offsets_per_trigger=config.min_offsets_per_trigger, max_trigger_delay=config.max_trigger_delay,
-        on_trigger=watch.on_trigger,
+        on_trigger=watch.on_trigger, **compacting(config),
     )
-    query = start_stream(spark.session(), options)
+    query = fmt.start_stream(spark.session(), options)
     note(f"streaming {', '.join(source.topics) or config.pattern!r} into "
          f"{config.table_template or 'the tables of [tables]'} (sink {config.sink_id!r}, trigger {config.trigger}, "
          f"checkpoint {options.checkpoint_location})" + ("; Ctrl-C stops" if not as_json else ""))
     ended = follow_query(query, watch, stop.event, note)
-    lags = tables_lag(options, spark)
+    lags = fmt.tables_lag(options, spark)
     lines = tables.final(lags, {t: tp for t, tp in ((r.table, r.topic) for r in tables.lines.values()) if tp})
     if metrics is not None:
         metrics.set_lag({t.table: t.lag for t in lines if t.lag is not None})
@@ -165,7 +177,7 @@ def _run_routed_stream(config: StreamConfig, as_json: bool, prog: str, stop: Sto
         print(json.dumps({"status": ended, "sink": config.sink_id, "micro_batches": len(watch.committed),
                           "rows": watch.rows, "failed": [t.table for t in lines if t.status == "failed"],
                           "tables": [t.summary() for t in lines], "checkpoint": options.checkpoint_location,
-                          "bootstrap": source.bootstrap,
+                          **fmt.summary(), "bootstrap": source.bootstrap,
                           "elapsed_seconds": round(time.monotonic() - started, 3)}), flush=True)
     else:
         print(f"{prog}: {ended} after {len(watch.committed)} micro-batches, {watch.rows:,} rows, "
@@ -183,7 +195,7 @@ def print_summary(prog: str, config: StreamConfig, source: Source, table: str, e
     if end:
         print_offsets(prog, "next offset to load, per topic partition (from -> to)", start, end)
     if source.embedded:
-        print_embedded(source, table)
+        print_embedded(source, table, run_format(config).offsets_command(table, source.bootstrap))
 
 
 def main(argv: Sequence[str] | None = None, prog: str = PROG) -> int:

@@ -25,8 +25,9 @@ class Watch:
 
     def __init__(self, note: Callable[[str], None], as_json: bool,
                  show_tables: Callable[[int, MultiLoadResult], None] | None = None,
-                 metrics: StreamMetrics | None = None) -> None:
+                 metrics: StreamMetrics | None = None, version_label: str = "Delta version") -> None:
         self.note = note
+        self.version_label = version_label  # what a result's table_version is, in a line: its format's name for it
         self.metrics = metrics
         self.as_json = as_json
         self.show_tables = show_tables
@@ -74,13 +75,17 @@ class Watch:
                               "table_version": result.table_version,
                               "offsets": json.loads(offsets_to_json(result.offsets)),
                               "seconds": round(result.seconds, 3), "behind_latest": lag,
-                              **({"freshness_ms": fresh.summary()} if fresh is not None else {})}), flush=True)
+                              **({"freshness_ms": fresh.summary()} if fresh is not None else {}),
+                              **({"compaction": result.compaction.summary()} if result.compaction else {})}),
+                  flush=True)
             return
         behind = (f"; behind latest: max {int(lag['maxOffsetsBehindLatest']):,}, "
                   f"avg {float(lag['avgOffsetsBehindLatest']):,.1f} per partition" if lag else "")
         dead = f" (+{result.dead_letters:,} to the dead-letter table)" if result.dead_letters else ""
-        self.note(f"micro-batch {batch_id}: committed batch {result.batch} (Delta version {result.table_version}), "
-                  f"{result.rows:,} rows{dead} in {result.seconds:.1f}s{behind}{freshness_text(result)}")
+        self.note(f"micro-batch {batch_id}: committed batch {result.batch} "
+                  f"({self.version_label} {result.table_version}), {result.rows:,} rows{dead} in "
+                  f"{result.seconds:.1f}s{behind}{freshness_text(result)}"
+                  + (f"; {result.compaction.text()}" if result.compaction else ""))
 
     @property
     def rows(self) -> int:

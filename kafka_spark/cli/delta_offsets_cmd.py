@@ -200,6 +200,9 @@ def routed_options(args: argparse.Namespace) -> LoadOptions:
     config = AppConfig()
     if args.config:
         read_config_file(args.config, config, {**STREAM_KEYS, **LOAD_KEYS})
+    if config.table_format != "delta":  # its tables are names in an Iceberg catalog: the Delta log has none
+        raise ConfigError(f"{args.config}: table-format {config.table_format}: delta-offsets reads Delta tables; an "
+                          "Iceberg table's positions: kafka_spark.iceberg.committed_position / tables_lag")
     if args.table_template:
         config.table_template, config.table = parse_template(args.table_template, "--table-template"), None
     if args.topic or args.pattern:

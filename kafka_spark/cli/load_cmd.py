@@ -12,7 +12,8 @@ PROG = "kafka-spark load"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("load", help="load what is new in Kafka topics into a Delta table, offsets in the commit",
+    p = sub.add_parser("load", help="load what is new in Kafka topics into a Delta or Iceberg table, offsets in "
+                                    "the commit",
                        description=load.DESCRIPTION, epilog=load.EPILOG)
     add_load_arguments(p)
     p.set_defaults(run=run)

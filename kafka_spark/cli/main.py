@@ -15,6 +15,7 @@ from kafka_spark.cli import (
     local_cmd,
     metadata_cmd,
     offsets_cmd,
+    optimize_cmd,
     produce_cmd,
     stream_cmd,
     zk_cmd,
@@ -23,7 +24,7 @@ from kafka_spark.errors import KafkaSparkError
 
 COMMANDS = (
     local_cmd, metadata_cmd, offsets_cmd, groups_cmd, produce_cmd, consume_cmd, delta_offsets_cmd, dump_log_cmd,
-    zk_cmd, load_cmd, stream_cmd,
+    zk_cmd, load_cmd, stream_cmd, optimize_cmd,
 )
 
 

@@ -12,8 +12,8 @@ PROG = "kafka-spark stream"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("stream", help="stream Kafka topics into a Delta table, each micro-batch's offsets in "
-                                      "its commit", description=stream.DESCRIPTION, epilog=stream.EPILOG)
+    p = sub.add_parser("stream", help="stream Kafka topics into a Delta or Iceberg table, each micro-batch's "
+                                      "offsets in its commit", description=stream.DESCRIPTION, epilog=stream.EPILOG)
     add_stream_arguments(p)
     p.set_defaults(run=run)
 

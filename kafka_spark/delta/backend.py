@@ -6,13 +6,15 @@ from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 from kafka_spark.delta.catalog import create_catalog_table
+from kafka_spark.delta.compaction import compact_after_commit
 from kafka_spark.delta.dead_letter import check_options, reconcile
 from kafka_spark.delta.location import locate, path_location
 from kafka_spark.delta.position import committed_position, sink_positions
 from kafka_spark.delta.table_writes import RoutedWrites
 from kafka_spark.delta.writer_choice import choose_writer
-from kafka_spark.sink.options import KafkaSource, LoadOptions
+from kafka_spark.sink.options import Compacting, KafkaSource, LoadOptions
 from kafka_spark.sink.position import SinkCommit
+from kafka_spark.sink.results import Compaction
 from kafka_spark.sink.table_format import TableFormat, TableWrites
 
 
@@ -20,6 +22,7 @@ class DeltaFormat(TableFormat):
     """Delta tables: `txn` + `userMetadata` hold each commit's position; the direct writer or Spark's commits."""
 
     name = "delta"
+    compacts = True
 
     def locate(self, table: str, conf: Any) -> Any | None:
         return locate(table, conf)
@@ -44,6 +47,9 @@ class DeltaFormat(TableFormat):
 
     def root(self, location: Any) -> str:
         return str(location.path)
+
+    def compact(self, location: Any, settings: Compacting, writer: Any = None) -> Compaction:
+        return compact_after_commit(location, settings, writer)
 
     def writes(self, spark: Any, source: KafkaSource,
                choices: MutableMapping[str, Any] | None = None) -> TableWrites:

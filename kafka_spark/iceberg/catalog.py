@@ -32,9 +32,16 @@ _HIDDEN = "[hidden]"
 _URI_PASSWORD = re.compile(r"(?<=://)([^:/@]*):([^@/]*)@")
 
 
+# pyiceberg's credentials that are not named like Spark's secrets: the REST `credential` (client id and secret),
+# access key ids of S3, Glue and DynamoDB clients (as Spark hides `fs.s3a.access.key`), ADLS account keys and
+# connection strings (which hold the account key), an S3 SSE-C key, and an Authorization header sent to a REST
+# catalog (`header.Authorization`).
+_ICEBERG_SECRET = re.compile(r"(?i)(?:credential$|access[._-]?key|account[._-]?key|connection[._-]?string|"
+                             r"sse\.key$|(?:^|\.)authorization$|private[._-]?key)")
+
+
 def _is_secret(name: str) -> bool:
-    # pyiceberg's REST `credential` (client id and secret) is not named like Spark's secrets.
-    return is_secret(name) or name.strip().lower().endswith("credential")
+    return is_secret(name) or _ICEBERG_SECRET.search(name.strip()) is not None
 
 
 def hide_secrets(properties: Mapping[str, str]) -> dict[str, str]:

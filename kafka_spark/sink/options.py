@@ -139,6 +139,38 @@ class Pacing:
         return {**{name: str(value) for name, value in limits.items() if value is not None}, **self.source_options}
 
 
+@dataclass(frozen=True)
+class Compacting:
+    """How a stream keeps its tables' files few: each table compacted after every `every` of its commits into
+    files of about `target_size` bytes (None: the table's `delta.targetFileSize`, else 100 MiB), in a commit that
+    changes no data, then (with `vacuum_retention_hours`) the files removed longer ago than that deleted."""
+
+    every: int | None = None
+    target_size: int | None = None
+    vacuum_retention_hours: int | None = None
+
+    def __post_init__(self) -> None:
+        _whole("compact_every", self.every, 1, "micro-batches")
+        _whole("compact_target_size", self.target_size, 1, "bytes")
+        _whole("vacuum_retention_hours", self.vacuum_retention_hours, 0, "hours")
+        if self.every is None:
+            given = [n for n, v in (("compact_target_size", self.target_size),
+                                    ("vacuum_retention_hours", self.vacuum_retention_hours)) if v is not None]
+            if given:
+                raise ConfigError(f"{given[0]} only applies with compact_every (how many of a table's commits "
+                                  "between its compactions)")
+
+
+def _whole(name: str, value: Any, least: int, unit: str) -> None:
+    """ConfigError unless `value` is None or a whole number of `unit` of at least `least`."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{name}: expected a whole number of {unit}, got {value!r}")
+    if value < least:
+        raise ConfigError(f"{name}: must be {'0 or more' if least == 0 else f'at least {least}'}, got {value}")
+
+
 @dataclass
 class LoadOptions:
     """What to load where. `kafka` holds client properties (`bootstrap.servers`, security, ...).
@@ -281,6 +313,9 @@ class StreamOptions(LoadOptions):
     with `routing`, `on_trigger(batch_id, results)` after each micro-batch's commits, one per table.
     A routed stream's checkpoint defaults to `<template's parent>/_kafka_spark/checkpoints/<sink id>` for
     a path template whose last part holds `{topic}`, and must be given otherwise.
+    `compact_every=N` compacts each table after every N of its commits, between micro-batches, into files of
+    about `compact_target_size` bytes; `vacuum_retention_hours` then deletes the files removed longer ago than
+    that (see `Compacting`, and delta/compaction.py).
     """
 
     checkpoint: str | None = None
@@ -291,6 +326,9 @@ class StreamOptions(LoadOptions):
     source_options: dict[str, str] = field(default_factory=dict)
     on_commit: Callable[[int, LoadResult], None] | None = None
     on_trigger: Callable[[int, MultiLoadResult], None] | None = None
+    compact_every: int | None = None
+    compact_target_size: int | None = None
+    vacuum_retention_hours: int | None = None
 
     __repr__ = redacted_repr  # dataclass would write LoadOptions' plain one again
 
@@ -298,6 +336,11 @@ class StreamOptions(LoadOptions):
         super().__post_init__()
         if self.log_dirs is not None:
             raise ConfigError("log_dirs back-fills a table in batch loads (load); a stream reads brokers")
+        _ = self.compacting  # checked now, not at the first compaction
+
+    @property
+    def compacting(self) -> Compacting:
+        return Compacting(self.compact_every, self.compact_target_size, self.vacuum_retention_hours)
 
     @property
     def pacing(self) -> Pacing:

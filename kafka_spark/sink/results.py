@@ -1,4 +1,4 @@
-"""What a load or a micro-batch reports for one table: `LoadResult`."""
+"""What a load or a micro-batch reports for one table: `LoadResult`, and what a compaction did (`Compaction`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,46 @@ from typing import Any
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.offsets.ranges import offsets_to_json
 from kafka_spark.sink.freshness import Freshness
+
+
+@dataclass
+class Compaction:
+    """What compacting one table did: its active data files before and after, the files the rewrite removed
+    and added (a commit that changes no data), the commit's version (None: nothing to compact, or a dry run),
+    and, when a vacuum followed, the files it deleted. `error` says why a stream's compaction did not run
+    through (the stream goes on, and compacts again later)."""
+
+    table: str = ""
+    files_before: int = 0
+    files_after: int = 0
+    removed: int = 0
+    added: int = 0
+    table_version: int | None = None
+    vacuumed: int | None = None
+    seconds: float = 0.0
+    dry_run: bool = False
+    error: str | None = None
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            **({"table": self.table} if self.table else {}), "files_before": self.files_before,
+            "files_after": self.files_after, "removed": self.removed, "added": self.added,
+            "table_version": self.table_version, "seconds": round(self.seconds, 3),
+            **({"vacuumed": self.vacuumed} if self.vacuumed is not None else {}),
+            **({"dry_run": True} if self.dry_run else {}), **({"error": self.error} if self.error else {}),
+        }
+
+    def text(self) -> str:
+        """'compacted 60 files into 1 (61 -> 2 files, Delta version 75)', for progress lines."""
+        if self.error:
+            return f"compaction failed: {self.error}"
+        if self.dry_run:
+            done = f"would compact {self.removed:,} files"
+        else:
+            done = f"compacted {self.removed:,} files into {self.added:,}" if self.removed else "nothing to compact"
+        version = f", Delta version {self.table_version}" if self.table_version is not None else ""
+        vacuumed = f"; vacuum deleted {self.vacuumed:,} files" if self.vacuumed is not None else ""
+        return f"{done} ({self.files_before:,} -> {self.files_after:,} files{version}){vacuumed}"
 
 
 @dataclass
@@ -38,6 +78,8 @@ class LoadResult:
     # the batch's writes done again before its commit: a subject version registered during the read, a direct
     # write handed to Spark's writer
     retries: int = 0
+    # A stream's compaction of the table after this commit (StreamOptions.compact_every), when one ran.
+    compaction: Compaction | None = None
 
     @property
     def records_per_second(self) -> float:
@@ -53,5 +95,6 @@ class LoadResult:
             **({"table": self.table} if self.table else {}), **({"error": self.error} if self.error else {}),
             "writer": self.writer, **({"writer_reason": self.writer_reason} if self.writer_reason else {}),
             **({"freshness_ms": self.freshness.summary()} if self.freshness is not None else {}),
+            **({"compaction": self.compaction.summary()} if self.compaction is not None else {}),
             **({"bytes": self.bytes} if self.bytes else {}), **({"retries": self.retries} if self.retries else {}),
         }

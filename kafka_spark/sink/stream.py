@@ -48,6 +48,7 @@ from typing import Any
 from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import EARLIEST
 from kafka_spark.offsets.resolve import resolve_partitions
 from kafka_spark.sink.commits import Mirrors, check_table, failed_result, following_schema, run_commits
@@ -57,7 +58,7 @@ from kafka_spark.sink.options import StreamOptions, default_checkpoint, trigger_
 from kafka_spark.sink.plan import BatchPlan, first_starts, placed_offsets
 from kafka_spark.sink.position import SinkCommit, now_ms
 from kafka_spark.sink.read_plan import apply_transform, read_plan
-from kafka_spark.sink.results import LoadResult
+from kafka_spark.sink.results import Compaction, LoadResult
 from kafka_spark.sink.routed import RoutedTable, carries_on, routed_tables, selected_rows, selection
 from kafka_spark.sink.run_result import MultiLoadResult, TableCommitError
 from kafka_spark.sink.table_format import TableFormat, TableWrites
@@ -151,6 +152,9 @@ class StreamWriter:
         self.initial: dict[TopicPartition, int] | None = None  # where a fresh checkpoint's batch 0 begins
         self.results: list[MultiLoadResult] = []
         self.choices: dict[str, Any] = {}  # each table's writer, chosen once while it serves
+        if options.compact_every is not None and not table_format.compacts:
+            raise ConfigError(f"compact_every: {table_format.name} tables are not compacted by the stream")
+        self.uncompacted: dict[str, int] = {}  # by table: its commits since this process last compacted it
 
     # ---- routing and positions --------------------------------------------------------------------------
 
@@ -264,6 +268,7 @@ class StreamWriter:
                 self.results.append(result)
             mirrors.publish(cluster)
             result.latest = self._latest(cluster, list(end), batch_id)
+        self._compact(result)
         if self.options.on_trigger is not None:
             self.options.on_trigger(batch_id, result)
         if self.options.on_commit is not None:
@@ -271,6 +276,32 @@ class StreamWriter:
                 self.options.on_commit(batch_id, done)
         log.info("micro-batch %d: %d table(s) committed, %d failed, %d rows, %.2fs (driver %.2fs)", batch_id,
                  len(result.committed), len(result.failed), result.rows, result.seconds, result.driver_seconds)
+
+    def _compact(self, result: MultiLoadResult) -> None:
+        """Compact each table whose commits since its last compaction reach `compact_every`: here, between two
+        micro-batches in the query's thread, so that none of the stream's commits runs beside it. The micro-batch
+        has committed, so a compaction that fails is reported and tried again `compact_every` commits later."""
+        settings = self.options.compacting
+        if settings.every is None:
+            return
+        due = []
+        for done in result.committed:
+            count = self.uncompacted.get(done.table, 0) + 1
+            self.uncompacted[done.table] = count % settings.every
+            if count >= settings.every and self.locations.get(done.table) is not None:
+                due.append(done)
+
+        def compact(done: LoadResult) -> Compaction:
+            return self.table_format.compact(self.locations[done.table], settings, self.choices.get(done.table))
+
+        # Tables are compacted side by side, as they commit: each is its own.
+        for done, outcome in zip(due, run_commits(self.spark, [partial(compact, d) for d in due]), strict=True):
+            if isinstance(outcome, ConfigError):
+                raise outcome  # settings the table refuses (a vacuum retention below its own) stop the stream
+            if isinstance(outcome, Exception):
+                log.warning("table %s: compaction failed, tried again later: %s", done.table, outcome)
+                outcome = Compaction(done.table, error=f"{type(outcome).__name__}: {outcome}")
+            done.compaction = outcome
 
     @staticmethod
     def _latest(cluster: Cluster, tps: list[TopicPartition], batch_id: int) -> dict[TopicPartition, int]:
@@ -333,10 +364,14 @@ class StreamWriter:
             frame = df.coalesce(slots).persist()
 
         def write(item: TableWork) -> LoadResult:
-            location = self.locations.get(item.routed.table)
-            return following_schema(writes, item.routed, location, partial(
+            location, began = self.locations.get(item.routed.table), time.monotonic()
+            done = following_schema(writes, item.routed, location, partial(
                 writes.commit, item.routed, partial(self._rows, frame, item, start), f"micro-batch {batch_id}",
                 location))
+            # each table's own commit time (its metrics' commit seconds); a stream of one table takes the whole
+            # micro-batch's below
+            done.seconds = done.seconds or time.monotonic() - began
+            return done
 
         try:
             # Every commit has finished here, those after a failing one included (fail-fast reports them too).

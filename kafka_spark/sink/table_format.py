@@ -14,11 +14,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, MutableMapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from kafka_spark.errors import ConfigError
+
 if TYPE_CHECKING:
-    from kafka_spark.sink.options import KafkaSource, LoadOptions
+    from kafka_spark.sink.options import Compacting, KafkaSource, LoadOptions
     from kafka_spark.sink.plan import BatchPlan
     from kafka_spark.sink.position import SinkCommit
-    from kafka_spark.sink.results import LoadResult
+    from kafka_spark.sink.results import Compaction, LoadResult
     from kafka_spark.sink.routed import RoutedTable
 
 
@@ -59,6 +61,13 @@ class TableFormat(ABC):
     """A table format's side of the sink (see the module docstring)."""
 
     name: str
+    compacts = False  # whether `compact` serves a stream's `compact_every`
+
+    def compact(self, location: Any, settings: Compacting, writer: Any = None) -> Compaction:
+        """Compact the table's small files in a commit that changes no data and no sink's position, then vacuum as
+        `settings` asks; `writer` is the table's writer as `writes` keeps it, brought up to the new version."""
+        raise ConfigError(f"compact_every: {self.name} tables are not compacted by the stream; run the table "
+                          "format's own maintenance")
 
     @abstractmethod
     def locate(self, table: str, conf: Any) -> Any | None:

@@ -4,7 +4,7 @@
                    [ARMED_AFTER]]]]
 
 With REGISTRY_ENV set to a schema registry's URL, values are Avro and decoded into the table (EVOLUTION_ENV: the
-sink's schemaEvolutionMode). WRITER is the
+sink's schemaEvolutionMode); with COMPACT_ENV, the table is compacted every that many commits. WRITER is the
 sink's writer (spark, direct, auto); a crash point (the sink's CRASH_ENV) is armed once the run has committed
 ARMED_AFTER micro-batches (default 0: from the first).
 """
@@ -23,6 +23,7 @@ from kafka_spark.sink.crash import CRASH_ENV
 
 REGISTRY_ENV = "KAFKA_SPARK_TEST_REGISTRY"
 EVOLUTION_ENV = "KAFKA_SPARK_TEST_EVOLUTION"
+COMPACT_ENV = "KAFKA_SPARK_TEST_COMPACT_EVERY"
 
 
 def main() -> None:
@@ -46,7 +47,8 @@ def main() -> None:
         decoding["format_options"] = {"schemaEvolutionMode": os.environ[EVOLUTION_ENV]}
     options = StreamOptions(table=table, kafka={"bootstrap.servers": bootstrap}, topics=[topic], sink_id="crash-test",
                             starting="earliest", trigger=trigger, max_offsets_per_trigger=limit, writer=writer,
-                            on_commit=on_commit, **decoding)
+                            on_commit=on_commit, compact_every=int(os.environ.get(COMPACT_ENV) or 0) or None,
+                            **decoding)
     query = start_stream(spark, options)
     print("started", flush=True)  # a crash test's kills are timed from here
     if trigger == "available-now":

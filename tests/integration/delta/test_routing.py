@@ -162,6 +162,8 @@ def test_thirty_topics_load_then_stream_into_a_table_each(spark, kafka, producer
     assert sorted((r["n"], r["extra"]) for r in evolved)[-1] == ("3", "x")
     assert any(f"{lake}/{strict}" in [r.table for r in t.failed] for t in triggers)
     assert all(t.driver_seconds >= 0 and t.seconds > 0 for t in triggers)
+    # each table's commit its own time (the metrics' commit seconds), within its micro-batch's
+    assert all(0 < r.seconds <= t.seconds for t in triggers for r in t.committed)
     # Each micro-batch knows its tables' lag against the brokers' latest offsets when it committed.
     lags = [t.lag() for t in triggers if t.committed]
     assert lags and all(set(lag) >= {r.table for r in t.committed} for lag, t in

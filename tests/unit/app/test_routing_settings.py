@@ -12,6 +12,7 @@ import pytest
 from kafka_spark.app import load, stream
 from kafka_spark.app.config import validate
 from kafka_spark.app.source import Source, sink_settings
+from kafka_spark.app.table_formats import DeltaRun
 from kafka_spark.cli import delta_offsets_cmd
 from kafka_spark.cli.main import build_parser
 from kafka_spark.client.metadata import TopicPartition
@@ -149,7 +150,7 @@ def run_load(monkeypatch, capsys, argv: list[str], outcome) -> tuple[int, str, s
             raise outcome
         return outcome
 
-    monkeypatch.setattr(load, "load_tables", fake)
+    monkeypatch.setattr(DeltaRun, "load_tables", lambda _self, spark, options: fake(spark, options))
     code = load.main([*BROKER, "--pattern", "^[ab]$", "--table-template", "/l/{topic}", "--sink-id", "s", *argv])
     out = capsys.readouterr()
     return code, out.out, out.err
