@@ -43,6 +43,8 @@ SERVER_GROUPS = {
     "kerberos_kafka": "kerberos",
     "oauth_server": "oauth",
     "oauth_kafka": "oauth",
+    # not a server: the cached environments with other PySparks, which no two workers may use at once
+    "pyspark_envs": "pyspark-envs",
 }
 # Not grouped: `kafka` and `spark` (nearly every test), and `s3` (a Python server up in a second: one per worker
 # is cheaper than one long chain of its tests).

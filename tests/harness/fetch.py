@@ -1,7 +1,8 @@
 """The jars of the servers only the tests start, fetched with Maven as the package fetches its own
-(kafka_spark/local/jars.py) and kept in the same cache: Kafka 3.9 with the ZooKeeper it ships with, and
-navikt's mock-oauth2-server. `kafka-spark local fetch` leaves them out; the test set-up (`.ci/setup --tests`) runs
-this module, which fetches them and writes the class archives of the Kafka 3.9 and ZooKeeper servers."""
+(kafka_spark/local/jars.py) and kept in the same cache: Kafka 3.9 with the ZooKeeper it ships with, navikt's
+mock-oauth2-server, and Kafka Connect with Debezium's PostgreSQL connector. `kafka-spark local fetch` leaves them
+out; the test set-up (`.ci/setup --tests`) runs this module, which fetches them and writes the class archives of
+the Kafka 3.9 and ZooKeeper servers."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from kafka_spark.local import jars
 
 POMS = Path(__file__).parent / "poms"
 # artifact set -> its pom in tests/harness/poms
-TEST_SETS = {"kafka39": "kafka39.xml", "oauth": "oauth.xml"}
+TEST_SETS = {"kafka39": "kafka39.xml", "oauth": "oauth.xml", "connect": "connect.xml", "iceberg": "iceberg_spark.xml"}
 
 
 def jar_dir(name: str) -> Path:

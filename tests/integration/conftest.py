@@ -5,7 +5,7 @@ beside it made importable."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,8 +13,9 @@ import pytest
 from kafka_spark.client.producer.producer import Producer
 
 _HERE = Path(__file__).parent
-# ProduceRecords.java and its runner live with the record-format proofs; the broker-file helpers here.
-for helper_dir in (_HERE, _HERE / "records"):
+# ProduceRecords.java and its runner live with the record-format proofs; the broker-file helpers here; the
+# environments with other PySparks with the compat tests.
+for helper_dir in (_HERE, _HERE / "records", _HERE / "compat"):
     if str(helper_dir) not in sys.path:
         sys.path.insert(0, str(helper_dir))
 
@@ -25,6 +26,16 @@ def producer_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from java_producer import compile_producer
 
     return compile_producer(tmp_path_factory.mktemp("produce-records"))
+
+
+@pytest.fixture(scope="session")
+def pyspark_envs() -> Callable[[str, Path], Path]:
+    """`spark_envs.spark_env`: the Python of a cached environment with another PySpark. Its tests share one
+    scheduling group (tests/scheduling.py): each call uninstalls the package from the environment, which must not
+    happen while another test runs there, and two workers building one environment would remove each other's."""
+    from spark_envs import spark_env
+
+    return spark_env
 
 
 @pytest.fixture

@@ -29,8 +29,9 @@ from kafka_spark.spark import declared  # noqa: E402
 
 PAGES = sorted([*DOCS.rglob("*.md"), REPO / "README.md"])
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
-# Spark's own options that appear beside ours in examples (a Delta sink's checkpoint, its schema merging).
-SPARK_OPTIONS = {"checkpointlocation", "mergeschema"}
+# Spark's own options that appear beside ours in examples (a Delta sink's checkpoint, its schema merging, a
+# snapshot read back by time travel).
+SPARK_OPTIONS = {"checkpointlocation", "mergeschema", "versionasof"}
 # The jobs take the flags of these commands.
 JOBS = {"jobs/kafka_to_delta.py": "load", "jobs/stream_to_delta.py": "stream"}
 

@@ -5,18 +5,15 @@ picks the jars for that PySpark (no Delta's for 4.3, where Spark's Delta writer 
 stream features run or say which PySpark they need.
 
 The environment (PySpark and the package's dependencies at the tested versions) is built once and cached under the
-kafka-spark cache directory, with PySpark's wheel, keyed on those dependencies and pins alone; each run removes
-kafka-spark from it and installs the freshly built wheel. Set KAFKA_SPARK_COMPAT_PYSPARK to other versions
-(comma-separated) to try them.
+kafka-spark cache directory, with PySpark's wheel, keyed on those dependencies and pins alone (spark_envs.py); each
+run removes kafka-spark from it and installs the freshly built wheel. Set KAFKA_SPARK_COMPAT_PYSPARK to other
+versions (comma-separated) to try them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -25,7 +22,7 @@ import pytest
 from broker_files import copy_log_dir
 from wheel_build import BUILD, DRY_RUN, INSTALL, REPO, command, run, source_copy
 
-from kafka_spark.local.jars import CONNECTOR_BEFORE_RELEASE, cache_dir
+from kafka_spark.local.jars import CONNECTOR_BEFORE_RELEASE
 from kafka_spark.segments.checkpoints import HIGH_WATERMARK, parse_offset_checkpoint
 from kafka_spark.spark.versions import DELTA_SPARK_NEWEST, STREAM_READ, STREAM_WRITE
 
@@ -34,53 +31,6 @@ APP = Path(__file__).parent / "compat_app.py"
 # the one between it and the pin.
 PYSPARKS = os.environ.get("KAFKA_SPARK_COMPAT_PYSPARK", "4.3.0,4.1.4,4.0.5").split(",")
 TOPIC_RECORDS = 500
-
-
-def constraints_without_spark(path: Path) -> Path:
-    """The repository's constraints minus PySpark and Delta, whose versions the target environment chooses."""
-    keep = [line for line in (REPO / "constraints.txt").read_text().splitlines()
-            if not re.match(r"(?i)^(pyspark|delta[-_]spark)==", line)]
-    path.write_text("\n".join(keep) + "\n")
-    return path
-
-
-def pyspark_wheel(version: str) -> Path:
-    """PySpark's wheel, built from its sdist once and kept in the cache."""
-    wheels = cache_dir() / "wheels"
-    found = sorted(wheels.glob(f"pyspark-{version}-*.whl"))
-    if not found:
-        run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), f"pyspark=={version}"])
-        found = sorted(wheels.glob(f"pyspark-{version}-*.whl"))
-    return found[0]
-
-
-def spark_env(version: str, tmp_path: Path) -> Path:
-    """A cached virtual environment with PySpark `version` and the package's dependencies, without the package."""
-    # Keyed on what the environment holds, so that edits elsewhere in pyproject.toml keep it.
-    deps = "\n".join(dependencies()).encode() + (REPO / "constraints.txt").read_bytes()
-    key = hashlib.sha256(deps + sys.version.encode()).hexdigest()[:12]
-    venv = cache_dir() / "envs" / f"pyspark-{version}-{key}"
-    python = venv / "bin" / "python"
-    if not (venv / ".complete").exists():
-        shutil.rmtree(venv, ignore_errors=True)
-        run([sys.executable, "-m", "venv", str(venv)])
-        constraints = constraints_without_spark(tmp_path / "constraints.txt")
-        run([str(python), "-m", "pip", "install", "-q", "-c", str(constraints), str(pyspark_wheel(version))])
-        # The dependencies at the tested versions, so that a run needs no downloads; the package comes per run.
-        run([str(python), "-m", "pip", "install", "-q", "-c", str(constraints), *dependencies()])
-        (venv / ".complete").write_text(version)
-    run([str(python), "-m", "pip", "uninstall", "-y", "-q", "kafka-spark"])
-    return python
-
-
-
-
-def dependencies() -> list[str]:
-    """The package's declared dependencies (pyproject.toml's `project.dependencies`)."""
-    import tomllib
-
-    with open(REPO / "pyproject.toml", "rb") as f:
-        return list(tomllib.load(f)["project"]["dependencies"])
 
 
 def minor(version: str) -> tuple[int, ...]:
@@ -129,8 +79,8 @@ def test_documented_install_commands_are_the_tested_ones() -> None:
 @pytest.mark.timeout(1800)  # a cold machine downloads and builds PySpark's wheel once
 @pytest.mark.parametrize("version", PYSPARKS)
 def test_wheel_in_an_environment_with_another_pyspark(version: str, kafka, compat_topic, compat_log_copy: Path,
-                                                     built: Path, tmp_path: Path) -> None:
-    python = spark_env(version, tmp_path)
+                                                     built: Path, pyspark_envs, tmp_path: Path) -> None:
+    python = pyspark_envs(version, tmp_path)
     before = installed_pyspark(python)
     assert before == version
 
