@@ -56,6 +56,9 @@ class IcebergFormat(TableFormat):
                               "that does not parse fails the batch")
         if options.log_dirs is not None:
             raise ConfigError("log_dirs: loads from Kafka's log directories write Delta tables only in this version")
+        if options.changes is not None:
+            raise ConfigError(f"cdc {options.cdc!r}: change streams are applied to Delta tables only in this "
+                              "version (the Iceberg sink appends)")
         require_schema(None, options.value_schema, bool(options.decoding))
         if options.value_schema is not None:
             value_struct(spark, options.value_schema)

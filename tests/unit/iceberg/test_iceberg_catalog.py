@@ -63,3 +63,16 @@ def test_tables_of_one_new_namespace_created_side_by_side_all_exist(tmp_path):
         with ThreadPoolExecutor(8) as pool:
             list(pool.map(lambda location: create_table(location, schema), locations))
         assert sorted(catalog.open().list_tables(f"ns{round_}")) == sorted(loc.identifier for loc in locations)
+
+
+@pytest.mark.parametrize("extra,message", [
+    ({"dead_letter": "/dl"}, "dead_letter: the Iceberg sink keeps no dead-letter table"),
+    ({"log_dirs": "/kafka-logs"}, "log_dirs: .*Delta tables only"),
+    ({"cdc": "upsert", "key_columns": ["id"]}, "cdc 'upsert': change streams are applied to Delta tables only"),
+])
+def test_options_the_iceberg_sink_does_not_serve_are_refused_by_name(tmp_path, extra, message):
+    from kafka_spark.sink import LoadOptions
+
+    fmt = IcebergFormat(IcebergCatalog(warehouse=str(tmp_path)))
+    with pytest.raises(ConfigError, match=message):
+        fmt.check(None, LoadOptions(table="db.t", topics=["t"], **extra))
