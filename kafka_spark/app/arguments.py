@@ -72,10 +72,12 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
                    help="parse each value as JSON with this Spark DDL schema into the column `data`; a value that "
                         "does not parse fails the run, naming its offset (see --dead-letter)")
     add_format_options(p, "a record that does not decode fails the run, naming its offset (see --dead-letter)")
-    p.add_argument("--schema-evolution-mode", metavar="none|restart",
+    p.add_argument("--schema-evolution-mode", metavar="none|restart|addNewColumns",
                    help="with a format: none (default) decodes every record with the subject's schema as the run "
                         "starts; restart stops the run at the first record written with a newer version of the "
-                        "subject (nothing of that batch is committed), so the next run decodes with it")
+                        "subject (nothing of that batch is committed), so the next run decodes with it; "
+                        "addNewColumns decodes each batch with the subject's latest version and adds its new "
+                        "fields to the table in the batch's commit, without a restart")
     p.add_argument("--writer", metavar="auto|spark|direct",
                    help="who writes the rows: auto (default: each task writes its rows as Parquet and the commit "
                         "goes through delta-rs, where the table allows it; else Spark's writer, saying why), "
