@@ -10,6 +10,7 @@ with SchemaRegistryError, whatever the mode, and Spark's retry of the task reads
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import pyarrow as pa
 
 from kafka_spark.errors import PayloadError, SchemaChangedError, SchemaRegistryError
 from kafka_spark.formats.cache import BoundedCache
+from kafka_spark.formats.groups import Group, framed_groups
 from kafka_spark.formats.model import is_not_found
 from kafka_spark.formats.options import PayloadOptions
 from kafka_spark.formats.plan import PayloadPlan, SidePlan, column_type, decoder_for
@@ -91,8 +93,8 @@ def _decode_side(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan,
             errors = [None] * len(column)
         errors[row] = str(exc)
 
-    # Avro groups decode column-wise first; what they leave is decoded here per record, in row order, so the
-    # first error raised is the one this loop alone would raise (a block-decoded record raises none)
+    # Groups decode column-wise first; what they leave is decoded here per record, in row order, so the first
+    # error raised is the one this loop alone would raise (a column-decoded record raises none)
     blocks, rest, deferred = _blocks(batch, column, plan, options, decoder)
     rows = range(len(column)) if rest is None else rest.tolist()
     raws = column.to_pylist() if rest is None else column.take(rest).to_pylist()
@@ -129,28 +131,25 @@ def _decode_side(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan,
 
 def _blocks(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan, options: PayloadOptions, decoder: Any
             ) -> tuple[list[tuple[np.ndarray, pa.Array]], np.ndarray | None, dict[int, Exception]]:
-    """The Avro records decoded column-wise (rows, values), the rows left to the per-record loop (None: all of
-    them) and the errors met at a group's first row, which the loop raises when it reaches that row (asking the
+    """The records decoded column-wise (rows, values), the rows left to the per-record loop (None: all of them)
+    and the errors met at a group's first row, which the loop raises when it reaches that row (asking the
     registry again could answer otherwise)."""
     deferred: dict[int, Exception] = {}
-    if plan.format.format != "avro" or not isinstance(column, pa.BinaryArray):
-        return [], None, deferred
-    from kafka_spark.formats.avro.columnar import block_path_on, decode_group, framed_groups
-
-    if not block_path_on():
+    decode_group = _column_path(plan.format.format, decoder) if isinstance(column, pa.BinaryArray) else None
+    if decode_group is None:
         return [], None, deferred
     taken = np.zeros(len(column), dtype=bool)
     blocks: list[tuple[np.ndarray, pa.Array]] = []
-    for schema_id, rows in framed_groups(column).items():
+    for group, rows in framed_groups(column, plan.format.format == "protobuf").items():
         try:
-            if schema_id != plan.reader.id and options.restart_on_new_schema:
-                _refuse_newer(plan, options, schema_id, batch, int(rows[0]))
-            found = decode_group(decoder, schema_id, column.take(pa.array(rows)))
+            if group.schema_id != plan.reader.id and options.restart_on_new_schema:
+                _refuse_newer(plan, options, group.schema_id, batch, int(rows[0]))
+            found = decode_group(decoder, group, column.take(pa.array(rows)))
         except (SchemaChangedError, SchemaRegistryError) as exc:
             deferred[int(rows[0])] = exc
             continue
         except PayloadError:
-            continue  # the id's records cannot be read: each gets the reason in the per-record loop
+            continue  # the group's records cannot be read: each gets the reason in the per-record loop
         if found is not None:
             exact, values = found
             taken[rows[exact]] = True
@@ -158,6 +157,26 @@ def _blocks(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan, options: Pa
     if not blocks:
         return [], None, deferred
     return blocks, np.flatnonzero(~taken), deferred
+
+
+def _column_path(fmt: str, decoder: Any
+                 ) -> Callable[[Any, Group, pa.Array], tuple[np.ndarray, pa.Array] | None] | None:
+    """The format's column-wise decoder of one group, or None when it is not installed, is switched off
+    (KAFKA_SPARK_AVRO_BLOCK, KAFKA_SPARK_PROTOBUF_BLOCK or KAFKA_SPARK_JSON_SCHEMA_BLOCK set to 0) or cannot serve
+    `decoder` (JSON Schema with validation)."""
+    if fmt == "avro":
+        from kafka_spark.formats.avro import columnar as avro
+
+        if not avro.block_path_on():
+            return None
+        return lambda decoder, group, framed: avro.decode_group(decoder, group.schema_id, framed)
+    if fmt == "protobuf":
+        from kafka_spark.formats.protobuf import columnar as protobuf
+
+        return protobuf.decode_group if protobuf.block_path_on() else None
+    from kafka_spark.formats.json_schema import columnar as json_schema
+
+    return json_schema.decode_group if json_schema.block_path_on(decoder) else None
 
 
 def _merge(size: int, blocks: list[tuple[np.ndarray, pa.Array]], rest: np.ndarray, decoded: pa.Array) -> pa.Array:

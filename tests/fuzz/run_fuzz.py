@@ -9,10 +9,11 @@ protocol payloads), records (v0/v1 message sets and v2 batches with each codec, 
 vectorised decoders cross-checked), segment (.log with its .index/.timeindex/.txnindex through
 `read_segment` and the seeks), index, checkpoint, snapshot, registry-http (the schema registry's
 answers through a local HTTP server: size, shape, ids), json-schema-depth (JSON Schema values nested
-900-1100 deep). Only KafkaSparkError may escape; each input is bounded in time (--per-input-seconds)
-and the process in memory (--memory-mb above its size at start). New findings are saved to
-tests/fuzz/corpus/<target>/ and replayed by tests/unit/test_fuzz_corpus.py. Exit status 1 if anything
-was found.
+900-1100 deep), avro-block (fetched batches of Avro values through `decode_batch` with the column-wise
+block path on and off: the same batch or the same typed error). Only KafkaSparkError may escape; each
+input is bounded in time (--per-input-seconds) and the process in memory (--memory-mb above its size at
+start). New findings are saved to tests/fuzz/corpus/<target>/ and replayed by tests/unit/test_fuzz_corpus.py.
+Exit status 1 if anything was found.
 """
 
 from __future__ import annotations

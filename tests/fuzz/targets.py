@@ -23,6 +23,8 @@ for _helper in (_TESTS / "unit" / "protocol", _TESTS / "unit" / "records", _TEST
     if str(_helper) not in sys.path:
         sys.path.insert(0, str(_helper))
 
+from avro_block_target import avro_block_seeds, run_avro_block  # noqa: E402
+from columnar_targets import columnar_seeds, run_columnar  # noqa: E402
 from format_targets import depth_seeds, registry_seeds, run_depth, run_registry  # noqa: E402
 from protocol_values import combos, random_body  # noqa: E402
 from records_support import arrow_rows, fix_crcs, record_rows  # noqa: E402
@@ -480,4 +482,6 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("spark-json", _json_seeds, run_spark_json),
     Target("registry-http", registry_seeds, run_registry),
     Target("json-schema-depth", depth_seeds, run_depth),
+    Target("columnar", columnar_seeds, run_columnar, keep=1),
+    Target("avro-block", avro_block_seeds, run_avro_block, keep=1),
 )}

@@ -11,6 +11,7 @@ import datetime
 import decimal
 import io
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,8 @@ from fastavro.read import SchemaResolutionError
 from fastavro.validation import ValidationError
 
 from kafka_spark.errors import ConfigError, PayloadError
-from kafka_spark.formats.avro.guard import guarded_read, risks
+from kafka_spark.formats.avro.defaults import convert_defaults
+from kafka_spark.formats.avro.guard import StrictPayload, blind_skips, guarded_read, risks
 from kafka_spark.formats.avro.types import (
     LOGICAL,
     Convert,
@@ -46,6 +48,8 @@ __all__ = ["AvroDecoder", "avro_decoder", "avro_encoder", "avro_schema_for", "pa
 # crashed near 4,600 levels on an 8 MiB stack: longer payloads of recursive writers go to the pure-Python reader,
 # which stops at Python's recursion limit instead.
 _C_NESTING_BYTES = 512
+# an object's default repr, as fastavro names the buffer it read in some messages
+_ADDRESS = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
 # The logical types fastavro converts when writing, from the values Arrow's to_pylist gives; decimals are
 # converted here, where a value that does not fit can be named.
 _WRITE_LOGICAL = frozenset({("int", "date"), ("long", "timestamp-millis"), ("long", "timestamp-micros"),
@@ -90,6 +94,7 @@ def _parse(root: RegisteredSchema, source: SchemaSource, keep: frozenset[tuple[s
             parsed = fastavro.parse_schema(normalize(json.loads(text), keep), named_schemas=named)
         except Exception as exc:  # fastavro raises many kinds for a bad schema
             raise ValueError(f"{what} does not parse as Avro: {exc}") from None
+    convert_defaults(parsed, named)
     return _Parsed(parsed, named)
 
 
@@ -168,7 +173,10 @@ class AvroDecoder:
                                 f"({_describe(self.reader)}): {exc}")
         if isinstance(exc, RecursionError):
             return PayloadError(f"Avro payload of writer schema id {schema_id} nests deeper than can be decoded")
-        reason = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        # fastavro names the buffer it read by its repr, an address that differs per call: the same record must
+        # give the same reason in every run (errors columns, dead letters, a re-run batch)
+        text = _ADDRESS.sub("the payload", str(exc))
+        reason = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
         return PayloadError(f"corrupt or truncated Avro payload of writer schema id {schema_id} ({reason})")
 
     def parsed_reader(self) -> tuple[Any, dict[str, Any]]:
@@ -209,14 +217,16 @@ def _read_function(writer: _Parsed, reader: _Parsed | None, convert: Convert | N
     # fastavro's schemaless_reader parses its schemas again, and only a record carries the named types it
     # was parsed with: a union or a named reference at the top needs them given
     unnamed = any(not isinstance(p.schema, dict) and p.named for p in (writer, reader) if p is not None)
+    # a reader schema that differs can make fastavro skip writer fields, and its skips need a strict buffer
+    buffer = StrictPayload if reader is not None and blind_skips(writer.schema, writer.named) else io.BytesIO
     if not (unbounded or unnamed or recursive):
-        return _fast_read(writer, reader, named_types, convert)
+        return _fast_read(writer, reader, named_types, convert, buffer)
     guarded = guarded_read(writer.schema, writer.named, None if reader is None else reader.schema,
                            {} if reader is None else reader.named, named_types)
     if unbounded or unnamed:
         read = guarded
     else:
-        fast = _fast_read(writer, reader, named_types, None)
+        fast = _fast_read(writer, reader, named_types, None, buffer)
 
         def read(payload: bytes) -> Any:
             return fast(payload) if len(payload) <= _C_NESTING_BYTES else guarded(payload)
@@ -230,10 +240,10 @@ def _read_function(writer: _Parsed, reader: _Parsed | None, convert: Convert | N
     return read_converted
 
 
-def _fast_read(writer: _Parsed, reader: _Parsed | None, named_types: bool,
-               convert: Convert | None) -> Callable[[bytes], Any]:
+def _fast_read(writer: _Parsed, reader: _Parsed | None, named_types: bool, convert: Convert | None,
+               buffer: Callable[[bytes], io.BytesIO] = io.BytesIO) -> Callable[[bytes], Any]:
     """fastavro's compiled reader, the values converted; one closure, as this is the cost of every record."""
-    schemaless_reader, buffer = fastavro.schemaless_reader, io.BytesIO
+    schemaless_reader = fastavro.schemaless_reader
     w, r = writer.schema, None if reader is None else reader.schema
     if convert is None:
         if named_types:

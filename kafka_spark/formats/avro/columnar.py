@@ -4,7 +4,8 @@ well-formed datums decoded column-wise by a native reader and resolved to the qu
 What it cannot take exactly it leaves, and the caller decodes those records per record as before: records not
 in Confluent's framing, datums `skip.exact_datums` refuses, a group whose writer schema the block reader or the
 resolution lacks (`resolve.Unsupported`: kept per decoder and schema id, not tried again), and a group on which
-the reader fails (a corrupt string, a decimal past its precision: the whole group, each time).
+the reader fails (a corrupt string, a decimal past its precision, a map naming a key twice: the whole group, each
+time).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from kafka_spark.formats.avro.codec import AvroDecoder, parse_registered
 from kafka_spark.formats.avro.guard import risks
 from kafka_spark.formats.avro.resolve import Resolver, Unsupported
 from kafka_spark.formats.avro.skip import exact_datums
-from kafka_spark.formats.avro.types import normalize
+from kafka_spark.formats.avro.types import definition, normalize
 from kafka_spark.formats.model import RegisteredSchema
 
 _FRAMING = 5
@@ -142,4 +143,31 @@ def _prepare(decoder: AvroDecoder, registered: RegisteredSchema | None) -> _Writ
     reader, reader_named = decoder.parsed_reader()
     if any(risks(schema, named)) or any(risks(reader, reader_named)):
         return "a recursive schema or one with items of zero bytes"
+    gap = _unreadable(schema, named)
+    if gap is not None:
+        return gap
     return _Writer(schema, named, container_schema, Resolver(named, reader_named))
+
+
+def _unreadable(schema: Any, named: dict[str, Any]) -> str | None:
+    """What in a (non-recursive) writer schema the native reader fails on whatever the data, or None: known here,
+    the group is left to the per-record path at once rather than walked and read in vain every batch. Measured
+    on DataFusion 55: unions of more than null and one type ("cannot cast" its dense union), fixed(0) and maps of
+    null values (columns of the wrong length)."""
+    stack, seen = [schema], set()
+    while stack:
+        node = definition(stack.pop(), named)
+        if isinstance(node, list):
+            if sum(definition(m, named) != "null" for m in node) > 1:
+                return "a union of more than null and one type"
+            stack.extend(node)
+        elif isinstance(node, dict) and id(node) not in seen:
+            seen.add(id(node))
+            kind = node["type"]
+            if kind == "fixed" and node["size"] == 0:
+                return "a fixed of zero bytes"
+            if kind == "map" and definition(node["values"], named) == "null":
+                return "a map of null values"
+            stack.extend([f["type"] for f in node.get("fields", ())])
+            stack.extend(node[k] for k in ("items", "values") if k in node)
+    return None

@@ -109,6 +109,7 @@ class Resolver:
         if not (pa.types.is_map(target) and pa.types.is_map(arr.type)):
             raise Unsupported(f"a map read as {arr.type}")
         keys = arr.keys.slice(first, last - first).cast(pa.string())
+        _unique_keys(offsets - first, keys)
         values = self.resolve(arr.items.slice(first, last - first), w["values"], r["values"], target.item_type, None)
         return pa.MapArray.from_arrays(shifted, keys, values, type=target, mask=mask)
 
@@ -136,6 +137,26 @@ class Resolver:
         if w_kind == "null":
             return pa.nulls(len(arr), target)
         return arr.cast(target)
+
+
+def _unique_keys(offsets: np.ndarray, keys: pa.Array) -> None:
+    """ValueError when one map holds a key twice (no common encoder writes it, but the bytes can say it): the
+    per-record path keeps the key once with its last value, as a dict (and Java's HashMap) does, where the
+    reader keeps every entry; the group is then decoded per record."""
+    lengths = np.diff(offsets)
+    longest = int(lengths.max(initial=0))
+    if longest < 2:
+        return
+    codes = pc.dictionary_encode(keys).indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    owner = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    if longest <= 16:  # short maps (most): each entry against the few before it, no sort
+        twice = any(((codes[j:] == codes[:-j]) & (owner[j:] == owner[:-j])).any() for j in range(1, longest))
+    else:  # (map, key) pairs sorted, at most 2^31 of each (the product fits 63 bits); grouped by map already,
+        # they are runs that the stable sort (timsort) merges fast
+        pairs = np.sort(owner * (int(codes.max()) + 1) + codes, kind="stable")
+        twice = bool((pairs[1:] == pairs[:-1]).any())
+    if twice:
+        raise ValueError("a map holds a key twice")
 
 
 def _only_branch(members: list[Any], named: Mapping[str, Any]) -> Any:

@@ -99,9 +99,15 @@ class JsonSchemaDecoder:
         self._source = source
         self._validate = validate
         mapping = _Parsed(reader, source).mapping()
+        self.mapping: JsonType = mapping  # the reader schema's column type and converters
         self.arrow_type: pa.DataType = mapping.arrow_type
         self._convert = mapping.to_arrow
         self._validators = WriterCache(self._validator)
+
+    @property
+    def validates(self) -> bool:
+        """Whether payloads are validated against their writer's schema (option `validate`)."""
+        return self._validate
 
     def decode(self, schema_id: int, indexes: tuple[int, ...], payload: bytes) -> Any:
         """One payload as a value of `arrow_type`; PayloadError naming the JSON path of what does not fit."""

@@ -38,6 +38,9 @@ class JsonType:
     to_arrow: ToArrow
     to_json: ToJson
     fields: dict[str, JsonType] | None = None  # a struct's, by name
+    # integer, number, boolean, string, text (JSON text of a free-form value), list, map or struct
+    kind: str = "text"
+    item: JsonType | None = None  # a list's items, a map's values
 
 
 @dataclass(frozen=True)
@@ -230,12 +233,12 @@ def _from_float(value: Any, path: str) -> Any:
 
 def _scalar(kind: str) -> JsonType:
     if kind == "integer":
-        return JsonType(pa.int64(), _to_int, _same)
+        return JsonType(pa.int64(), _to_int, _same, kind=kind)
     if kind == "number":
-        return JsonType(pa.float64(), _to_float, _from_float)
+        return JsonType(pa.float64(), _to_float, _from_float, kind=kind)
     if kind == "boolean":
-        return JsonType(pa.bool_(), _checker(bool, "a boolean"), _same)
-    return JsonType(pa.string(), _checker(str, "a string"), _same)
+        return JsonType(pa.bool_(), _checker(bool, "a boolean"), _same, kind=kind)
+    return JsonType(pa.string(), _checker(str, "a string"), _same, kind="string")
 
 
 def _text_to_arrow(value: Any, path: str) -> Any:
@@ -282,7 +285,7 @@ def _list(item: JsonType) -> JsonType:
             return None
         return [each_json(v, f"{path}[{i}]") for i, v in enumerate(value)]
 
-    return JsonType(pa.list_(item.arrow_type), to_arrow, to_json)
+    return JsonType(pa.list_(item.arrow_type), to_arrow, to_json, kind="list", item=item)
 
 
 def _map(value_type: JsonType) -> JsonType:
@@ -301,7 +304,7 @@ def _map(value_type: JsonType) -> JsonType:
         pairs = value.items() if isinstance(value, Mapping) else value
         return {k: each_json(v, f"{path}.{k}") for k, v in pairs}
 
-    return JsonType(pa.map_(pa.string(), value_type.arrow_type), to_arrow, to_json)
+    return JsonType(pa.map_(pa.string(), value_type.arrow_type), to_arrow, to_json, kind="map", item=value_type)
 
 
 def _struct(fields: dict[str, JsonType]) -> JsonType:
@@ -328,4 +331,4 @@ def _struct(fields: dict[str, JsonType]) -> JsonType:
         return out
 
     arrow = pa.struct([pa.field(name, t.arrow_type) for name, t in fields.items()])
-    return JsonType(arrow, to_arrow, to_json, fields)
+    return JsonType(arrow, to_arrow, to_json, fields, kind="struct")

@@ -43,13 +43,27 @@ class ProtobufDecoder:
         """The reader message's full name."""
         return self._descriptor.full_name
 
+    @property
+    def descriptor(self) -> Descriptor:
+        """The reader message's descriptor."""
+        return self._descriptor
+
+    @property
+    def options(self) -> ProtobufOptions:
+        """Spark's `from_protobuf` options the decoder applies."""
+        return self._options
+
+    def writer_error(self, schema_id: int, indexes: tuple[int, ...]) -> str:
+        """Why payloads framed with `schema_id` and `indexes` cannot be read, empty when they can (their writer's
+        message is the reader's); SchemaRegistryError when the registry cannot be asked."""
+        key = (schema_id, indexes)
+        error = self._writers.get(key)
+        return self._check_writer(key) if error is None else error
+
     def decode(self, schema_id: int, indexes: tuple[int, ...], payload: bytes) -> Any:
         """One payload as a dict of the reader message's fields (None in PERMISSIVE mode when it does
         not parse)."""
-        key = (schema_id, indexes)
-        error = self._writers.get(key)
-        if error is None:
-            error = self._check_writer(key)
+        error = self.writer_error(schema_id, indexes)
         if error:
             raise PayloadError(error)
         try:

@@ -33,7 +33,7 @@ OPTION_DEFAULTS: dict[str, str] = {
 # The field Spark puts in a message that has none left, since a Spark struct cannot be empty.
 EMPTY_STRUCT_FIELD = "__dummy_field_in_empty_struct"
 _MAX_RECURSION = 10
-_WRAPPERS = frozenset(f"google.protobuf.{n}Value"
+WRAPPERS = frozenset(f"google.protobuf.{n}Value"
                       for n in ("Bool", "Int32", "UInt32", "Int64", "UInt64", "String", "Bytes", "Float", "Double"))
 _INT64 = (-(1 << 63), 1 << 63)
 
@@ -212,7 +212,7 @@ class _Planner:
             return pa.timestamp("us", tz="UTC"), micros
         if name == "google.protobuf.Any" and o.convert_any_fields_to_json:
             return pa.string(), _any_to_json(o.enums_as_ints)
-        if name in _WRAPPERS and o.unwrap_primitive_wrapper_types:
+        if name in WRAPPERS and o.unwrap_primitive_wrapper_types:
             inner = self.value(descriptor.fields_by_name["value"], seen)
             assert inner is not None
             return inner[0], _unwrap(inner[1], descriptor.fields_by_name["value"].default_value,
@@ -280,14 +280,20 @@ def _struct_converter(message_name: str, reads: list[_Read]) -> Callable[[Messag
 
 
 def _map_converter(key: Convert | None, value: Convert | None) -> Convert:
+    # Entries sorted by their (converted) key: protobuf's Python maps iterate in the order of their hash table,
+    # which no other reader can reproduce (the column-wise path, protobuf/columnar.py, sorts the same way).
     # Indexing by key is twice as fast as the generic items() of protobuf's map containers.
     if key is None and value is None:
-        return lambda m: [(k, m[k]) for k in m]
+        return lambda m: [(k, m[k]) for k in sorted(m)]
     if key is None:
-        return lambda m: [(k, value(m[k])) for k in m]  # type: ignore[misc]
+        return lambda m: [(k, value(m[k])) for k in sorted(m)]  # type: ignore[misc]
     if value is None:
-        return lambda m: [(key(k), m[k]) for k in m]
-    return lambda m: [(key(k), value(m[k])) for k in m]
+        return lambda m: sorted([(key(k), m[k]) for k in m], key=_first)
+    return lambda m: sorted([(key(k), value(m[k])) for k in m], key=_first)
+
+
+def _first(pair: tuple[Any, Any]) -> Any:
+    return pair[0]
 
 
 def _enum_names(field: FieldDescriptor) -> Convert:
