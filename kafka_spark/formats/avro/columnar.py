@@ -25,6 +25,7 @@ from kafka_spark.formats.avro.guard import risks
 from kafka_spark.formats.avro.resolve import Resolver, Unsupported
 from kafka_spark.formats.avro.skip import exact_datums
 from kafka_spark.formats.avro.types import definition, normalize
+from kafka_spark.formats.groups import value_offsets
 from kafka_spark.formats.model import RegisteredSchema
 
 _FRAMING = 5
@@ -49,37 +50,6 @@ def block_path_on() -> bool:
     """Whether the block path runs in this process: its native reader is installed, and the environment does
     not turn it off (KAFKA_SPARK_AVRO_BLOCK=0: every record per record, to compare or to rule the reader out)."""
     return os.environ.get(SWITCH, "1") != "0" and reader_available()
-
-
-def framed_groups(column: pa.Array) -> dict[int, np.ndarray]:
-    """Schema id -> the rows (in order) of `column` that carry Confluent's framing with that id; other rows
-    (null, short, another magic byte, a negative id) are in no group. Groups in the order of their first row."""
-    n = len(column)
-    data_buffer = column.buffers()[2]
-    if n == 0 or data_buffer is None:
-        return {}
-    offsets = value_offsets(column)
-    data = np.frombuffer(data_buffer, np.uint8)
-    starts = offsets[:-1]
-    framed = (offsets[1:] - starts >= _FRAMING) & np.asarray(column.is_valid(), dtype=bool)
-    rows = np.flatnonzero(framed)
-    at = starts[rows]
-    head = data[at[:, None] + np.arange(_FRAMING)].astype(np.int64)
-    ids = (head[:, 1] << 24) | (head[:, 2] << 16) | (head[:, 3] << 8) | head[:, 4]
-    keep = (head[:, 0] == 0) & (ids < 1 << 31)  # a set top bit is a negative id: a framing error per record
-    rows, ids = rows[keep], ids[keep]
-    if len(ids) == 0:
-        return {}
-    if ids[0] == ids[-1] and (ids == ids[0]).all():
-        return {int(ids[0]): rows}
-    unique, first = np.unique(ids, return_index=True)
-    return {int(i): rows[ids == i] for i in unique[np.argsort(first)]}
-
-
-def value_offsets(column: pa.Array) -> np.ndarray:
-    """The n + 1 offsets of a binary column's values in its data buffer (int64)."""
-    buffer = column.buffers()[1]
-    return np.frombuffer(buffer, np.int32, len(column) + 1, column.offset * 4).astype(np.int64)
 
 
 def decode_group(decoder: AvroDecoder, schema_id: int, framed: pa.Array) -> tuple[np.ndarray, pa.Array] | None:

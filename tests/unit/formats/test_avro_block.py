@@ -20,8 +20,9 @@ from unit.formats.avro_schemas import SCHEMAS, corrupted, encode, evolved, raw_v
 
 from kafka_spark.errors import PayloadError, SchemaRegistryError
 from kafka_spark.formats.avro.codec import avro_decoder
-from kafka_spark.formats.avro.columnar import decode_group, framed_groups
+from kafka_spark.formats.avro.columnar import decode_group
 from kafka_spark.formats.avro.skip import exact_datums
+from kafka_spark.formats.groups import framed_groups
 from kafka_spark.formats.model import RegisteredSchema, SchemaReference
 from kafka_spark.formats.registry.wire import frame
 
@@ -171,7 +172,7 @@ def test_array_counts_past_the_bytes_are_refused_before_any_reader() -> None:
 def test_framed_groups_split_by_schema_id_in_order_of_first_row() -> None:
     column = pa.array([frame(7, b"a"), None, b"\x01\x00\x00\x00\x07x", frame(3, b"b"), b"\x00\x00", frame(7, b""),
                        b"\x00\xff\xff\xff\xffz"], pa.binary())
-    groups = framed_groups(column)
+    groups = {group.schema_id: rows for group, rows in framed_groups(column, protobuf=False).items()}
     assert list(groups) == [7, 3]
     assert groups[7].tolist() == [0, 5]
     assert groups[3].tolist() == [3]
