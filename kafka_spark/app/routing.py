@@ -35,6 +35,7 @@ TOPIC_KEYS: dict[str, tuple[str, Parser]] = {
     "dead-letter": ("dead_letter", parse_text),
     "publish-group": ("publish_group", parse_text),
     "merge-schema": ("merge_schema", parse_bool),
+    "key-columns": ("key_columns", parse_names),
 }
 # The keys of a section that become the table's decoding options (`pykafka`'s names).
 _FORMAT_OPTIONS = {"value_subject": "valueSubject", "key_subject": "keySubject",

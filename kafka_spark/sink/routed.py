@@ -101,8 +101,9 @@ def table_options(options: LoadOptions, routing: Routing, topic: str, table: str
             merged[name] = value.replace(SPLIT_PLACEHOLDER, split_name(route))
     if "format_options" in merged:
         merged["format_options"] = dict(merged["format_options"])
-    if "partition_by" in merged:
-        merged["partition_by"] = tuple(merged["partition_by"])
+    for name in ("partition_by", "key_columns"):
+        if name in merged:
+            merged[name] = tuple(merged[name])
     # A table's options are a LoadOptions whatever they came from: the stream's own settings stay with the query.
     base = {f.name: getattr(options, f.name) for f in dataclasses.fields(LoadOptions)}
     return LoadOptions(**{**base, **merged, "table": table, "routing": None, "topics": [topic], "pattern": None})

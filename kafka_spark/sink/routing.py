@@ -18,7 +18,8 @@ record (nothing is dropped unasked). Each of those tables is a table of its own,
 table; nothing for a topic that is not split).
 
 The per-table settings default to the options' own (`transform`, `partition_by`, `value_schema`,
-`value_format` + `format_options`, `dead_letter`, `publish_group`, `merge_schema`); `overrides` replaces
+`value_format` + `format_options`, `dead_letter`, `publish_group`, `merge_schema`, a change stream's
+`key_columns`); `overrides` replaces
 any of them for one topic. `dead_letter` and `publish_group` may hold `{topic}` too; a dead-letter table
 serves one table only.
 """
@@ -55,6 +56,7 @@ class TableSettings:
     dead_letter: str | None = None
     publish_group: str | None = None
     merge_schema: bool | None = None
+    key_columns: Sequence[str] | None = None  # a change stream's key, per topic (a database's tables differ)
 
 
 @dataclass(frozen=True)

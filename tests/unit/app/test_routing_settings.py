@@ -247,3 +247,15 @@ def test_a_failed_tables_topic_is_read_back_from_its_name():
     assert template_topic(by_path, "/elsewhere") == "odd"
     assert template_topic(by_path, "/m/x/data") is None
     assert template_topic(Routing(template="bronze.{topic}"), "bronze.x_y") is None  # '.' and '_' are one now
+
+
+def test_a_change_stream_per_source_table_has_its_own_key_columns(tmp_path: Path):
+    conf = write(tmp_path, 'bootstrap-servers = "b:1"\ntable-template = "data/{topic}"\ncdc = "upsert"\n'
+                           'key-columns = ["id"]\n[topics.orders]\nkey-columns = "order_id,line"\n[topics.users]\n')
+    config, _ = load.read_config(["--config", conf])
+    validate(config)
+    options = options_of(config)
+    tables = {r.topic: r.options for r in routed_tables(options, options.topics)}
+    assert tables["orders"].key_columns == ("order_id", "line")
+    assert tuple(tables["users"].key_columns) == ("id",)
+    assert tables["orders"].changes is not None and tables["orders"].changes.key_columns == ("order_id", "line")
