@@ -27,7 +27,7 @@ from kafka_spark.delta.direct_merge import table_schema as table_schema_of
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.position import write_pending
 from kafka_spark.delta.spark_commit import is_conflict, save_to, settled
-from kafka_spark.sink.change_capture import ChangeCapture
+from kafka_spark.sink.change_capture import LSN_COLUMN, ChangeCapture, not_older
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.errors import ConcurrentWriterError
 from kafka_spark.sink.options import SinkTarget, ValueParsing, WriteFormat
@@ -145,10 +145,11 @@ def _merge(spark, changes: BatchChanges, location: TableLocation, commit: SinkCo
     on = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in changes.keys)
     values = {_quoted(c): f"s.{_quoted(c)}" for c in changes.columns}
     updates = {c: v for c, v in values.items() if c not in {_quoted(k) for k in changes.keys}}
+    newer = f" AND {not_older(changes.columns, _quoted)}" if LSN_COLUMN in changes.columns else ""
     merge = (_delta_table(session, location).alias("t").merge(source, on)
-             .whenMatchedDelete(condition=f"s.{DELETED}"))
+             .whenMatchedDelete(condition=f"s.{DELETED}{newer}"))
     if updates:
-        merge = merge.whenMatchedUpdate(condition=f"NOT s.{DELETED}", set=updates)
+        merge = merge.whenMatchedUpdate(condition=f"NOT s.{DELETED}{newer}", set=updates)
     merge = merge.whenNotMatchedInsert(condition=f"NOT s.{DELETED}", values=values)
     if changes.truncated:
         merge = merge.whenNotMatchedBySourceDelete()

@@ -13,7 +13,7 @@ changes is the table format's (Delta's: delta/merge_commit.py).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from kafka_spark.errors import ConfigError
@@ -89,3 +89,13 @@ def check_change_options(capture: ChangeCapture | None, *, transform: object, de
     if decoded:
         raise ConfigError("cdc reads JSON change events; registry formats (value_format/key_format) are not "
                           "supported with it yet")
+
+
+def not_older(columns: tuple[str, ...], quoted: Callable[[str], str]) -> str:
+    """A MERGE condition (source `s`, target `t`): the change is not older than the row by their source position
+    (`__lsn`), so a change the source sends again after newer ones (Debezium restarting from an older position)
+    leaves a newer row alone. Without a position on either side the change applies. `quoted` quotes a column as
+    the MERGE's SQL dialect does."""
+    assert LSN_COLUMN in columns
+    lsn = quoted(LSN_COLUMN)
+    return f"(s.{lsn} IS NULL OR t.{lsn} IS NULL OR s.{lsn} >= t.{lsn})"

@@ -105,6 +105,15 @@ class SourceTable:
         self._send(key, "d", {"id": key, **{c: None for c in self.columns if c != "id"}}, None)
         self.producer.send(self.topic, None, key=self._key(key))  # the tombstone
 
+    def resend(self, key: int, stale: dict[str, Any], lsn: int) -> None:
+        """An update Debezium sends again after newer changes (a restart from an older position): the row as it
+        was (`stale`) at source position `lsn`; the table's state does not change."""
+        current, self.lsn = self.lsn, lsn - 8  # _source moves it on by 8
+        try:
+            self._send(key, "u", None, self._full(stale))
+        finally:
+            self.lsn = current
+
     def change_key(self, old: int, new: int) -> None:
         row = {**self.rows[old], "id": new}
         self.delete(old)

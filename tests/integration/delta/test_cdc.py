@@ -57,6 +57,16 @@ def test_debezium_changes_make_the_source_table_and_a_replayed_batch_changes_not
     meta = spark.read.format("delta").load(table).where("id = 1").select("__op", "__lsn").first()
     assert meta["__op"] == "u" and meta["__lsn"] == lsn_of_1  # the row's last change's position
 
+    # An older change sent again after newer ones (Debezium restarting from an older position) changes nothing:
+    # the row's own position is newer.
+    source.resend(1, {"id": 1, "name": "stale", "qty": -1, "price": -1.0}, lsn_of_1 - 4)
+    source.update(8, qty=88)  # while a change of the same batch that is newer than its row applies
+    source.flush()
+    stale = load(spark, _options(kafka, topic_name, table, cdc_metadata=True, writer=asked))
+    assert stale.status == "committed" and stale.rows == 2
+    assert table_state(spark, table, source.columns) == source.expected()
+    second = stale
+
     # The Delta log, read independently: the MERGE's commit holds the sink's txn and the batch's record.
     dt = DeltaTable(table)
     assert dt.transaction_version("kafka-spark/default") == second.batch
