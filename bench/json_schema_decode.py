@@ -26,13 +26,15 @@ import datetime
 import json
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 import pyarrow as pa
 import pyarrow.json as pa_json
+
+# one timing loop for the decode benches (the three run the same rounds)
+from avro_decode import best_times
 
 SCHEMA = {"type": "object", "title": "Order", "properties": {
     "id": {"type": "integer"}, "customer": {"type": "string"}, "amount": {"type": "number"},
@@ -58,18 +60,6 @@ def payloads(n: int) -> list[bytes]:
         }
         out.append(json.dumps(value, separators=(",", ":")).encode())
     return out
-
-
-def best_times(cases: dict[str, Callable[[], object]], rounds: int) -> dict[str, tuple[float, float]]:
-    """The best (wall, CPU) seconds of each case, the cases taking turns."""
-    best = dict.fromkeys(cases, (float("inf"), float("inf")))
-    for _ in range(rounds):
-        for name, fn in cases.items():
-            start, cpu = time.perf_counter(), time.process_time()
-            fn()
-            took = (time.perf_counter() - start, time.process_time() - cpu)
-            best[name] = (min(best[name][0], took[0]), min(best[name][1], took[1]))
-    return best
 
 
 def batch_cases(data: list[bytes], chunk: int) -> tuple[dict[str, Callable[[], object]], pa.DataType]:

@@ -22,11 +22,13 @@ import argparse
 import datetime
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
+
+# one timing loop for the decode benches (the three run the same rounds)
+from avro_decode import best_times
 from google.protobuf import json_format, message_factory
 
 from kafka_spark.formats.encoding import InlineSource
@@ -74,19 +76,6 @@ def payloads(n: int) -> tuple[RegisteredSchema, InlineSource, list[bytes]]:
         }
         out.append(encoder.encode(value)[1])
     return schema, source, out
-
-
-def best_times(cases: dict[str, Callable[[], object]], rounds: int) -> dict[str, tuple[float, float]]:
-    """The best (wall, CPU) seconds of each case, the cases taking turns so that load from elsewhere on the
-    machine falls on all of them alike."""
-    best = dict.fromkeys(cases, (float("inf"), float("inf")))
-    for _ in range(rounds):
-        for name, fn in cases.items():
-            start, cpu = time.perf_counter(), time.process_time()
-            fn()
-            took = (time.perf_counter() - start, time.process_time() - cpu)
-            best[name] = (min(best[name][0], took[0]), min(best[name][1], took[1]))
-    return best
 
 
 def batch_cases(data: list[bytes], chunk: int) -> dict[str, Callable[[], object]]:
