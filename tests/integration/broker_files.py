@@ -53,13 +53,37 @@ def wait_compacted(log_dir: Path, topic: str, timeout: float = 60.0) -> None:
         time.sleep(0.5)
 
 
+# Files the log cleaner writes and renames while it swaps segments: a copy holding one is mid-swap.
+# (`.deleted` files are the swapped-out segments, kept a minute before removal; no reader opens them.)
+CLEANER_TEMPORARY = (".cleaned", ".swap")
+
+
+def copy_partition_dir(src: Path, dest: Path, attempts: int = 50) -> Path:
+    """Copy one live partition directory as a consistent set of files.
+
+    The log cleaner may rename or delete files while they are copied (a vanished `.cleaned` file,
+    a half-swapped segment), so a copy that met either is thrown away and taken again.
+    """
+    for _ in range(attempts):
+        shutil.rmtree(dest, ignore_errors=True)
+        try:
+            shutil.copytree(src, dest)
+        except shutil.Error:
+            time.sleep(0.2)
+            continue
+        if not any(p.name.endswith(CLEANER_TEMPORARY) for p in dest.iterdir()):
+            return dest
+        time.sleep(0.2)
+    raise AssertionError(f"{src} kept changing under {attempts} copies (the log cleaner never settled)")
+
+
 def copy_log_dir(log_dir: Path, topics: Iterable[str], dest: Path) -> Path:
     """Copy the partition dirs of `topics` and the checkpoint files of `log_dir` to `dest`; returns `dest`."""
     wanted = set(topics)
     dest.mkdir(parents=True, exist_ok=True)
     for entry in log_dir.iterdir():
         if entry.is_dir() and entry.name.rpartition("-")[0] in wanted:
-            shutil.copytree(entry, dest / entry.name)
+            copy_partition_dir(entry, dest / entry.name)
         elif entry.name in CHECKPOINTS:
             shutil.copy2(entry, dest / entry.name)
     return dest

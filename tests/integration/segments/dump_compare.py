@@ -8,9 +8,10 @@ compared as blocks, each block in the tool's own order.
 from __future__ import annotations
 
 import io
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
+
+from broker_files import copy_partition_dir
 
 from kafka_spark.cli.dump_log_cmd import Options, dump
 from kafka_spark.local.tools import KafkaTools
@@ -32,7 +33,7 @@ def copy_partitions(log_dir: Path, topics: Sequence[str], dest: Path) -> dict[st
     out = {}
     for topic in topics:
         src = log_dir / f"{topic}-0"
-        out[topic] = Path(shutil.copytree(src, dest / src.name))
+        out[topic] = copy_partition_dir(src, dest / src.name)
     return out
 
 
