@@ -1,13 +1,13 @@
-"""The built wheel in environments that already have another supported PySpark (4.3, which has no delta-spark
-release, and the newest 4.1 and 4.0): the install commands of docs/install.md leave that PySpark untouched, Spark
-registers `pykafka` by itself and reads a topic and its log files, the direct writer loads it into Delta, the harness
-picks the jars for that PySpark (no Delta's for 4.3, where Spark's Delta writer fails with DeltaSparkError), and the
-stream features run or say which PySpark they need.
+"""The built wheel in environments that already have another supported PySpark (4.3, which has no delta-spark release,
+and the oldest line, 4.0; the long list adds 4.1, which takes 4.0's branches everywhere): the install commands of
+docs/install.md leave that PySpark untouched, Spark registers `pykafka` by itself and reads a topic and its log
+files, the direct writer loads it into Delta, the harness picks the jars for that PySpark (no Delta's for 4.3, where
+Spark's Delta writer fails with DeltaSparkError), and the stream features run or say which PySpark they need.
 
 The environment (PySpark and the package's dependencies at the tested versions) is built once and cached under the
 kafka-spark cache directory, with PySpark's wheel, keyed on those dependencies and pins alone (spark_envs.py); each
 run removes kafka-spark from it and installs the freshly built wheel. Set KAFKA_SPARK_COMPAT_PYSPARK to other
-versions (comma-separated) to try them.
+versions (comma-separated) to try them; the long list is `KAFKA_SPARK_COMPAT_PYSPARK=4.3.0,4.1.4,4.0.5`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from kafka_spark.spark.versions import DELTA_SPARK_NEWEST, STREAM_READ, STREAM_W
 APP = Path(__file__).parent / "compat_app.py"
 # The newest minor the package declares (newer than the repository's pin, and than delta-spark's), the oldest, and
 # the one between it and the pin.
-PYSPARKS = os.environ.get("KAFKA_SPARK_COMPAT_PYSPARK", "4.3.0,4.1.4,4.0.5").split(",")
+PYSPARKS = os.environ.get("KAFKA_SPARK_COMPAT_PYSPARK", "4.3.0,4.0.5").split(",")
 TOPIC_RECORDS = 500
 
 

@@ -1,6 +1,7 @@
 """Kafka -> Delta streams: every micro-batch's rows and offsets in one commit, across restarts, lost
-checkpoints, replays and other writers. SIGKILLs of the driver while a producer keeps writing are
-tests/integration/formats/test_stream_avro_sigkill.py's (the same stream, its values decoded on the way)."""
+checkpoints, replays and other writers. SIGKILLs of the driver while a producer keeps writing: in the suite
+the routed stream's (test_routing.py) and the evolving Avro stream's (formats/test_stream_avro_evolution.py); the
+one-table schedule with both writers taking turns is formats/test_stream_avro_sigkill.py's (long schedule)."""
 
 from __future__ import annotations
 

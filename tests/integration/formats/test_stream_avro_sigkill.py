@@ -1,16 +1,26 @@
 """A stream into Delta, SIGKILLed at both sides of the commit and at random moments (some restarts without the
 checkpoint), holds every record exactly once — the suite's stream kill test, with Avro values decoded on the way,
 each to the number it was given. The runs take turns with Spark's writer and the direct one (the crash after the
-commit is the direct writer's, and a direct run replays it). `KAFKA_SPARK_KILLS=10` runs the long schedule."""
+commit is the direct writer's, and a direct run replays it).
+
+Long schedule only (`KAFKA_SPARK_KILLS=3` or more): in the suite an Avro stream is killed in
+test_stream_avro_evolution.py and a routed stream, both writers taking turns, in delta/test_routing.py."""
 
 from __future__ import annotations
 
+import os
+
+import pytest
 from delta_support import catch_up_stream, keep_producing, kill_stream_repeatedly, produce_numbered
 from deltalake import DeltaTable
 from registry_records import avro_serializer, serialize
 from stream_once import REGISTRY_ENV
 
 from kafka_spark.client.producer.producer import Producer
+
+pytestmark = pytest.mark.skipif(int(os.environ.get("KAFKA_SPARK_KILLS", "2")) <= 2,
+                                reason="long schedule: KAFKA_SPARK_KILLS=10 (the suite kills an Avro stream in "
+                                       "test_stream_avro_evolution.py)")
 
 NUMBER = {"type": "record", "name": "Numbered", "fields": [{"name": "n", "type": "long"}]}
 
