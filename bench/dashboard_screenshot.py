@@ -10,7 +10,8 @@ What runs, all on 127.0.0.1 with free ports and temporary directories, and all s
 1. a local broker (`kafka_spark.local.start_kafka`) with two topics, `orders` and `clicks`;
 2. a `kafka-spark stream` per topic (sink ids `orders` and `clicks`), each into a Delta table of its own, JSON
    values parsed by `--value-schema` and the ones that do not parse sent to `--dead-letter`, serving
-   `--metrics-port`; both have had a first commit before the clock starts;
+   `--metrics-port`, each compacting its table after every `--compact-every` commits; both have had a first
+   commit before the clock starts;
 3. Prometheus (`prometheus` on PATH) scraping both endpoints every `--scrape` seconds;
 4. a producer thread: orders swinging around 150 records/s and paused upstream from 55% to 75% of the run (the
    table's time since its last commit climbs); clicks ramping from 60 to 220 records/s, with a burst at 40%
@@ -359,7 +360,7 @@ def start_stream(stack: contextlib.ExitStack, work: Path, bootstrap: str, topic:
         [str(Path(sys.executable).parent / "kafka-spark"), "stream", "-b", bootstrap, "--topic", topic,
          "--table", topic, "--dead-letter", f"dead-letters/{topic}", "--value-schema", SCHEMA, "--sink-id", topic,
          "--trigger", f"{args.trigger}s", "--max-offsets-per-trigger", str(args.max_offsets),
-         "--metrics-port", str(port), "--json"],
+         "--compact-every", str(args.compact_every), "--metrics-port", str(port), "--json"],
         cwd=work, stdout=out, stderr=err)
 
     def stop() -> None:
@@ -450,6 +451,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trigger", type=int, default=5, help="the stream's trigger in seconds")
     parser.add_argument("--burst", type=int, default=12000, help="records of the clicks burst")
     parser.add_argument("--max-offsets", type=int, default=3000, help="--max-offsets-per-trigger of the stream")
+    parser.add_argument("--compact-every", type=int, default=6,
+                        help="--compact-every of the streams (the data-file and compaction panels)")
     parser.add_argument("--tail", type=float, default=6.0, help="seconds to keep scraping after the producer")
     parser.add_argument("--out", type=Path, default=OUT, help="the PNG to write")
     args = parser.parse_args(argv)

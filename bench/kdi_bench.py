@@ -265,7 +265,7 @@ def throughput(node, spark, kdi: Kdi | None, args: argparse.Namespace, scratch: 
     return out
 
 
-def start_ours(spark, bootstrap: str, topic: str, table: Path, commits: list[dict[str, Any]]):
+def start_ours(spark, bootstrap: str, topic: str, table: Path, commits: list[dict[str, Any]], trigger: str = "1s"):
     from kafka_spark.delta import start_stream
     from kafka_spark.sink import StreamOptions
 
@@ -275,7 +275,7 @@ def start_ours(spark, bootstrap: str, topic: str, table: Path, commits: list[dic
 
     return start_stream(spark, StreamOptions(
         table=str(table), kafka={"bootstrap.servers": bootstrap}, topics=[topic], sink_id="bench",
-        checkpoint=str(table.parent / f"{table.name}-checkpoint"), trigger="1s", starting="earliest",
+        checkpoint=str(table.parent / f"{table.name}-checkpoint"), trigger=trigger, starting="earliest",
         writer="direct", value_schema=VALUE_SCHEMA, on_commit=record))
 
 

@@ -94,6 +94,9 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
                    help="with --cdc: the columns that identify a row (default: the record key's fields)")
     p.add_argument("--cdc-metadata", metavar="true|false",
                    help="with --cdc: add the columns __op, __source_ts_ms and __lsn of each row's last change")
+    p.add_argument("--cdc-soft-delete", metavar="true|false",
+                   help="with --cdc: keep deleted rows, marked __deleted = true, instead of removing them (a truncate "
+                        "marks every row)")
     p.add_argument("--dead-letter", metavar="PATH",
                    help="with --value-schema or a format: write records whose value does not parse or decode to "
                         "this Delta table, with their offsets and the error, and load the rest")

@@ -104,6 +104,7 @@ COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     "cdc": ("cdc", parse_cdc),
     "key-columns": ("key_columns", parse_names),
     "cdc-metadata": ("cdc_metadata", parse_bool),
+    "cdc-soft-delete": ("cdc_soft_delete", parse_bool),
     "writer": ("writer", parse_writer),
     **FORMAT_KEYS,
     "table-template": ("table_template", parse_template),
@@ -254,7 +255,7 @@ def validate(config: AppConfig) -> None:
     check_table_format(config)
     require_schema(config.dead_letter, config.value_schema, decoded(config))
     check_payloads(config)
-    check_change_options(change_capture(config.cdc, config.key_columns, config.cdc_metadata),
+    check_change_options(change_capture(config.cdc, config.key_columns, config.cdc_metadata, config.cdc_soft_delete),
                          transform=config.transform, dead_letter=config.dead_letter, decoded=decoded(config))
     # The client settings are checked now; the embedded broker's address is not known yet, so stand one in.
     props = client_properties(config)

@@ -1,5 +1,6 @@
 """A stream's figures for Prometheus: per table rows, bytes, commits, retries, commit seconds, lag, freshness,
-dead letters and failures, in the client library's own registry and text exposition (`prometheus-client`, the
+dead letters, failures and the stream's compactions (runs, seconds, files removed and added, the table's file
+count after each, failed runs), in the client library's own registry and text exposition (`prometheus-client`, the
 `metrics` extra).
 
 `kafka-spark stream --metrics-port N` serves them; from Python, `StreamMetrics` is the hook: pass
@@ -19,6 +20,7 @@ from typing import Any
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import offsets_from_json
 from kafka_spark.sink import LoadResult, MultiLoadResult
+from kafka_spark.sink.results import Compaction
 
 EXTRA_HINT = "pip install 'kafka-spark[metrics]'"
 # Loopback unless asked otherwise: the figures name tables and topics, which a host need not publish.
@@ -74,6 +76,18 @@ class StreamMetrics:
         self.failures = made(client.Counter, "kafka_spark_failures", "Commits of the table that failed")
         self.last_commit = made(client.Gauge, "kafka_spark_last_commit_timestamp_seconds",
                                 "When the table's last commit landed (Unix time)")
+        self.compactions = made(client.Counter, "kafka_spark_compactions",
+                                "Compactions of the table the stream ran (commits that change no data)")
+        self.compaction_seconds = made(client.Counter, "kafka_spark_compaction_seconds",
+                                       "Wall time the stream spent compacting the table (and vacuuming after)")
+        self.compaction_failures = made(client.Counter, "kafka_spark_compaction_failures",
+                                        "Compactions of the table that failed (the stream goes on and tries again)")
+        self.files_compacted = made(client.Counter, "kafka_spark_compacted_files",
+                                    "Data files compaction removed from the table (rewritten into fewer)")
+        self.files_written = made(client.Counter, "kafka_spark_compaction_written_files",
+                                  "Data files compaction added to the table")
+        self.table_files = made(client.Gauge, "kafka_spark_table_files",
+                                "Active data files of the table after its last compaction")
 
     def record(self, batch_id: int | None, result: LoadResult | MultiLoadResult) -> None:
         """Count a committed micro-batch or load (the shape of a stream's `on_commit` / `on_trigger`)."""
@@ -86,6 +100,8 @@ class StreamMetrics:
 
     def _record(self, result: LoadResult) -> None:
         labels = {"sink": result.sink_id or self.sink_id, "table": result.table or self.table}
+        if result.compaction is not None:
+            self._compacted(labels, result.compaction)
         if result.status == "failed":
             self.failures.labels(**labels).inc()
             return
@@ -105,6 +121,18 @@ class StreamMetrics:
             self.last_commit.labels(**labels).set(fresh.committed_at_ms / 1000)
         else:
             self.last_commit.labels(**labels).set(time.time())
+
+    def _compacted(self, labels: dict[str, str], done: Compaction) -> None:
+        if done.error:
+            self.compaction_failures.labels(**labels).inc()
+            return
+        if done.dry_run:
+            return
+        self.compactions.labels(**labels).inc()
+        self.compaction_seconds.labels(**labels).inc(done.seconds)
+        self.files_compacted.labels(**labels).inc(done.removed)
+        self.files_written.labels(**labels).inc(done.added)
+        self.table_files.labels(**labels).set(done.files_after)
 
     def set_lag(self, lags: Mapping[str, int]) -> None:
         """Each table's lag in records (a table of `lags` by name; "" is this stream's own table)."""

@@ -43,6 +43,7 @@ class AppConfig:
     cdc: str | None = None
     key_columns: list[str] = field(default_factory=list)
     cdc_metadata: bool = False
+    cdc_soft_delete: bool = False
     writer: str | None = None
     value_format: str | None = None
     key_format: str | None = None

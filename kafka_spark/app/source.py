@@ -42,6 +42,7 @@ def sink_settings(config: AppConfig, source: Source, table: str | None) -> dict[
                 "dead_letter": table_location(config.dead_letter) if config.dead_letter else None,
                 "merge_schema": config.merge_schema, **decoding_settings(config),
                 "cdc": config.cdc, "key_columns": config.key_columns, "cdc_metadata": config.cdc_metadata,
+                "cdc_soft_delete": config.cdc_soft_delete,
                 **({"writer": config.writer} if config.writer else {})}
     if not routed(config):
         return settings

@@ -25,7 +25,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.sink.change_capture import LSN_COLUMN, OP_COLUMN, SOURCE_TS_COLUMN, ChangeCapture
+from kafka_spark.sink.change_capture import (
+    LSN_COLUMN,
+    OP_COLUMN,
+    SOFT_DELETE_COLUMN,
+    SOURCE_TS_COLUMN,
+    ChangeCapture,
+)
 from kafka_spark.sink.errors import ChangeEventError
 
 if TYPE_CHECKING:
@@ -41,13 +47,20 @@ UPSERTS = ("c", "r", "u")
 @dataclass
 class BatchChanges:
     """The batch's last change per key (`rows`: key and data columns, metadata columns, DELETED), whether it
-    truncates the table, and how many change records it read."""
+    truncates the table, and how many change records it read. With `soft_delete` a delete marks its row
+    (`marks`: the columns it sets) rather than removing it."""
 
     rows: DataFrame
     keys: tuple[str, ...]
     columns: tuple[str, ...]
     truncated: bool
     records: int
+    soft_delete: bool = False
+
+    @property
+    def marks(self) -> tuple[str, ...]:
+        """The columns a soft delete sets on its row: the flag and the change's metadata (its data is gone)."""
+        return tuple(c for c in self.columns if c in (SOFT_DELETE_COLUMN, OP_COLUMN, SOURCE_TS_COLUMN, LSN_COLUMN))
 
 
 def _object(expr: str) -> str:
@@ -159,10 +172,14 @@ def batch_changes(df: DataFrame, capture: ChangeCapture, table_schema: StructTyp
             for name, kind in data]
     if capture.metadata:
         out += [F.col("_op").alias(OP_COLUMN), F.col("_ts").alias(SOURCE_TS_COLUMN), F.col("_lsn").alias(LSN_COLUMN)]
+    if capture.soft_delete:
+        out.append(F.expr("_op = 'd'").alias(SOFT_DELETE_COLUMN))
     out.append(F.expr("_op = 'd'").alias(DELETED))
     columns = (*keys, *(name for name, _ in data),
-               *((OP_COLUMN, SOURCE_TS_COLUMN, LSN_COLUMN) if capture.metadata else ()))
-    return BatchChanges(rows.select(*out), keys, columns, bool(truncates), int(summary["records"]))
+               *((OP_COLUMN, SOURCE_TS_COLUMN, LSN_COLUMN) if capture.metadata else ()),
+               *((SOFT_DELETE_COLUMN,) if capture.soft_delete else ()))
+    return BatchChanges(rows.select(*out), keys, columns, bool(truncates), int(summary["records"]),
+                        capture.soft_delete)
 
 
 def _key_sql(column: str, kind: str, single: bool) -> str:

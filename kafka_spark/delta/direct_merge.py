@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.changes import DELETED, BatchChanges
 from kafka_spark.delta.errors import DeltaLogError
-from kafka_spark.sink.change_capture import LSN_COLUMN, not_older
+from kafka_spark.sink.change_capture import LSN_COLUMN, SOFT_DELETE_COLUMN, not_older
 from kafka_spark.sink.errors import ConcurrentWriterError
 from kafka_spark.sink.position import SinkCommit, app_id, now_ms
 
@@ -55,14 +55,20 @@ def merge_changes(changes: BatchChanges, location: TableLocation, commit: SinkCo
         on = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in changes.keys)
         deleted = f"s.{_quoted(DELETED)}"
         newer = f" AND {not_older(changes.columns, _quoted)}" if LSN_COLUMN in changes.columns else ""
-        merge = (table.merge(source=rows, predicate=on, source_alias="s", target_alias="t", merge_schema=True,
-                             commit_properties=properties)
-                 .when_matched_delete(predicate=f"{deleted}{newer}"))
+        merge = table.merge(source=rows, predicate=on, source_alias="s", target_alias="t", merge_schema=True,
+                            commit_properties=properties)
+        if changes.soft_delete:
+            marks = {_quoted(c): f"s.{_quoted(c)}" for c in changes.marks}
+            merge = merge.when_matched_update(updates=marks, predicate=f"{deleted}{newer}")
+        else:
+            merge = merge.when_matched_delete(predicate=f"{deleted}{newer}")
         updates = {c: v for c, v in values.items() if c not in keys}
         if updates:
             merge = merge.when_matched_update(updates=updates, predicate=f"NOT {deleted}{newer}")
         merge = merge.when_not_matched_insert(updates=values, predicate=f"NOT {deleted}")
-        if changes.truncated:
+        if changes.truncated and changes.soft_delete:
+            merge = merge.when_not_matched_by_source_update(updates={_quoted(SOFT_DELETE_COLUMN): "true"})
+        elif changes.truncated:
             merge = merge.when_not_matched_by_source_delete()
         merge.execute()
     except CommitFailedError as exc:

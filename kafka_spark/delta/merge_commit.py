@@ -16,6 +16,7 @@ Delta write of the session would otherwise carry this table's `txn` and metadata
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from contextlib import nullcontext
 from typing import Any
@@ -27,9 +28,10 @@ from kafka_spark.delta.direct_merge import table_schema as table_schema_of
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.position import write_pending
 from kafka_spark.delta.spark_commit import is_conflict, save_to, settled
-from kafka_spark.sink.change_capture import LSN_COLUMN, ChangeCapture, not_older
+from kafka_spark.sink.change_capture import LSN_COLUMN, SOFT_DELETE_COLUMN, ChangeCapture, not_older
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.errors import ConcurrentWriterError
+from kafka_spark.sink.freshness import ObservedFreshness
 from kafka_spark.sink.options import SinkTarget, ValueParsing, WriteFormat
 from kafka_spark.sink.position import SinkCommit, app_id
 from kafka_spark.sink.progress import Progress
@@ -56,13 +58,17 @@ def merge_commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValuePars
     # Read several times (the batch's columns, its keys, the MERGE): from Kafka once.
     records = df.select(*KAFKA_COLUMNS).persist()
     try:
-        return _commit(spark, target, fmt, parsing, capture, records, commit, label, location, direct)
+        # The records' timestamps are observed by the first job over them (the batch's summary), not a job of
+        # their own.
+        observed = ObservedFreshness(records)
+        return _commit(spark, target, fmt, parsing, capture, observed, commit, label, location, direct)
     finally:
         records.unpersist()
 
 
-def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, capture: ChangeCapture, records,
-            commit: SinkCommit, label: str, location: TableLocation | None, direct: bool) -> LoadResult:
+def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, capture: ChangeCapture,
+            observed: ObservedFreshness, commit: SinkCommit, label: str, location: TableLocation | None,
+            direct: bool) -> LoadResult:
     sink_id = target.sink_id
     location = location or locate(target.table, spark)
     exists = location is not None and location.state().refresh() is not None
@@ -74,7 +80,7 @@ def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, 
         from kafka_spark.sink.value_schema import value_struct
 
         value_schema = value_struct(spark, parsing.value_schema)
-    changes = batch_changes(records, capture, table_schema, value_schema)
+    changes = batch_changes(observed.df, capture, table_schema, value_schema)
     if not exists and changes.records == 0:
         # Nothing to make the table's columns of: the table is created by the stream's first change.
         log.info("%s %s: no change yet; the table is created by the first one", target.table, label)
@@ -84,6 +90,10 @@ def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, 
         location = path_location(create_catalog_table(spark, target.table, schema, fmt.partition_by), spark,
                                  name=target.table)
         exists = True
+    # As the direct writer's appends: how old the records are as the commit is made, in its metadata.
+    fresh = observed.freshness() if changes.records else None
+    if fresh is not None:
+        commit = dataclasses.replace(commit, freshness_ms=fresh.summary())
     write_pending(location, commit)
     state = location.state()
     before = state.refresh()
@@ -109,7 +119,8 @@ def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, 
     winner, _ = settled(location, state, commit, before, "MERGE, so no change was applied twice")
     version = state.version_reaching(app_id(sink_id), commit.batch, before)
     return LoadResult("committed", sink_id, commit.batch, rows=changes.records, table_version=version,
-                      start=dict(commit.start_offsets), offsets=winner.offsets, run_id=commit.run_id)
+                      start=dict(commit.start_offsets), offsets=winner.offsets, run_id=commit.run_id,
+                      freshness=fresh)
 
 
 def _delta_table(session, location: TableLocation):
@@ -146,12 +157,18 @@ def _merge(spark, changes: BatchChanges, location: TableLocation, commit: SinkCo
     values = {_quoted(c): f"s.{_quoted(c)}" for c in changes.columns}
     updates = {c: v for c, v in values.items() if c not in {_quoted(k) for k in changes.keys}}
     newer = f" AND {not_older(changes.columns, _quoted)}" if LSN_COLUMN in changes.columns else ""
-    merge = (_delta_table(session, location).alias("t").merge(source, on)
-             .whenMatchedDelete(condition=f"s.{DELETED}{newer}"))
+    merge = _delta_table(session, location).alias("t").merge(source, on)
+    if changes.soft_delete:
+        merge = merge.whenMatchedUpdate(condition=f"s.{DELETED}{newer}",
+                                        set={_quoted(c): f"s.{_quoted(c)}" for c in changes.marks})
+    else:
+        merge = merge.whenMatchedDelete(condition=f"s.{DELETED}{newer}")
     if updates:
         merge = merge.whenMatchedUpdate(condition=f"NOT s.{DELETED}{newer}", set=updates)
     merge = merge.whenNotMatchedInsert(condition=f"NOT s.{DELETED}", values=values)
-    if changes.truncated:
+    if changes.truncated and changes.soft_delete:
+        merge = merge.whenNotMatchedBySourceUpdate(set={_quoted(SOFT_DELETE_COLUMN): "true"})
+    elif changes.truncated:
         merge = merge.whenNotMatchedBySourceDelete()
     merge.execute()
 

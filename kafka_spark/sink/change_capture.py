@@ -5,6 +5,8 @@ without the converter's `schema` part, keys from the record key) or "upsert" (an
 one: the value is the row, a null value deletes its key). `key_columns` names the columns that identify a
 row; without it they are the fields of the record key (a JSON object). `cdc_metadata` adds columns with each
 row's last change (`__op`, `__source_ts_ms`, `__lsn`: the names Debezium's ExtractNewRecordState gives them).
+`soft_delete` keeps deleted rows, marked `__deleted = true` (the name ExtractNewRecordState's rewrite mode gives
+its flag; a boolean here), instead of removing them; a truncate marks every row so.
 
 This module holds the settings and their checks, which every table format shares; applying a batch's
 changes is the table format's (Delta's: delta/merge_commit.py).
@@ -23,7 +25,8 @@ CDC_MODES = ("debezium", "upsert")
 OP_COLUMN = "__op"
 SOURCE_TS_COLUMN = "__source_ts_ms"
 LSN_COLUMN = "__lsn"
-METADATA_COLUMNS = (OP_COLUMN, SOURCE_TS_COLUMN, LSN_COLUMN)
+SOFT_DELETE_COLUMN = "__deleted"
+METADATA_COLUMNS = (OP_COLUMN, SOURCE_TS_COLUMN, LSN_COLUMN, SOFT_DELETE_COLUMN)
 # A column name the sink can quote in SQL and in a JSON path: no backquote, quote or control character.
 _COLUMN = re.compile(r"^[^`'\"\x00-\x1f]{1,255}$")
 
@@ -35,6 +38,7 @@ class ChangeCapture:
     mode: str
     key_columns: tuple[str, ...] = ()
     metadata: bool = False
+    soft_delete: bool = False
 
     @property
     def debezium(self) -> bool:
@@ -42,7 +46,7 @@ class ChangeCapture:
 
 
 def change_capture(cdc: str | None, key_columns: Sequence[str] | str | None,
-                   metadata: bool = False) -> ChangeCapture | None:
+                   metadata: bool = False, soft_delete: bool = False) -> ChangeCapture | None:
     """The checked settings; None when the topic's records are appended (`cdc` unset)."""
     keys = _key_columns(key_columns)
     if cdc is None or not str(cdc).strip() or str(cdc).strip().lower() == "none":
@@ -51,6 +55,9 @@ def change_capture(cdc: str | None, key_columns: Sequence[str] | str | None,
                               f"(--cdc {'|'.join(CDC_MODES)}) too")
         if metadata:
             raise ConfigError("cdc_metadata (--cdc-metadata) adds the columns of a change stream: give cdc "
+                              f"(--cdc {'|'.join(CDC_MODES)}) too")
+        if soft_delete:
+            raise ConfigError("cdc_soft_delete (--cdc-soft-delete) marks the deletes of a change stream: give cdc "
                               f"(--cdc {'|'.join(CDC_MODES)}) too")
         return None
     mode = str(cdc).strip().lower()
@@ -64,7 +71,7 @@ def change_capture(cdc: str | None, key_columns: Sequence[str] | str | None,
             raise ConfigError(f"key_columns: {name} is a metadata column of the sink")
     if len(set(keys)) != len(keys):
         raise ConfigError(f"key_columns names a column twice: {', '.join(keys)}")
-    return ChangeCapture(mode, keys, bool(metadata))
+    return ChangeCapture(mode, keys, bool(metadata), bool(soft_delete))
 
 
 def _key_columns(given: Sequence[str] | str | None) -> tuple[str, ...]:

@@ -199,8 +199,8 @@ class LoadOptions:
     "direct" there), and a directly written micro-batch reads its own offsets from Kafka in the write
     instead of the query's DataFrame (see stream.py).
 
-    `cdc` ("debezium" or "upsert"), with `key_columns` and `cdc_metadata`: the topics are change streams,
-    applied to the table as upserts and deletes instead of appended (see change_capture.py).
+    `cdc` ("debezium" or "upsert"), with `key_columns`, `cdc_metadata` and `cdc_soft_delete`: the topics are
+    change streams, applied to the table as upserts and deletes instead of appended (see change_capture.py).
 
     `log_dirs` (a batch load only): read the records from Kafka log directories, as `format("pykafka-log")`'s
     `path` takes them (a path, a URI, a glob, or several), instead of from brokers; `kafka` then needs no
@@ -237,6 +237,7 @@ class LoadOptions:
     cdc: str | None = None
     key_columns: Sequence[str] = ()
     cdc_metadata: bool = False
+    cdc_soft_delete: bool = False
 
     # Client properties and registry settings hold passwords: a notebook cell or a log line shows this repr.
     __repr__ = redacted_repr
@@ -295,7 +296,7 @@ class LoadOptions:
     @property
     def changes(self) -> ChangeCapture | None:
         """How the records change the table (None: they are appended)."""
-        return change_capture(self.cdc, self.key_columns, self.cdc_metadata)
+        return change_capture(self.cdc, self.key_columns, self.cdc_metadata, self.cdc_soft_delete)
 
     @property
     def publishing(self) -> Publishing:

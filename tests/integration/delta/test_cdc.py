@@ -134,6 +134,44 @@ def test_routed_topics_without_schema_then_a_stream_continues(kafka, spark, prod
         assert table_state(spark, str(tmp_path / "lake" / topic), source.columns) == source.expected(), topic
 
 
+@pytest.mark.parametrize("asked", ["spark", "auto"])
+def test_soft_deletes_mark_rows_and_a_truncate_marks_every_row(kafka, spark, producer, topic_name, tmp_path, asked):
+    kafka.create_topic(topic_name, partitions=1)
+    table = str(tmp_path / "customers")
+    source = SourceTable(producer, topic_name, with_schema=False)
+    opts = _options(kafka, topic_name, table, cdc_soft_delete=True, cdc_metadata=True, writer=asked)
+
+    def state() -> dict[int, tuple]:
+        rows = spark.read.format("delta").load(table).collect()
+        return {r["id"]: (r["name"], r["__deleted"], r["__op"]) for r in rows}
+
+    source.snapshot([{"id": i, "name": f"n{i}", "qty": i, "price": 1.0} for i in range(1, 6)])
+    source.flush()
+    load(spark, opts)
+    assert state() == {i: (f"n{i}", False, "r") for i in range(1, 6)}
+
+    source.delete(2)
+    source.update(3, name="three")
+    source.change_key(4, 40)
+    source.flush()
+    load(spark, opts)
+    # The deleted rows keep their last values, marked; the moved key's old row is marked, its new one live.
+    assert state() == {1: ("n1", False, "r"), 2: ("n2", True, "d"), 3: ("three", False, "u"), 4: ("n4", True, "d"),
+                       5: ("n5", False, "r"), 40: ("n4", False, "c")}
+
+    source.insert({"id": 2, "name": "two again", "qty": 2, "price": 2.0})  # live again...
+    source.flush()
+    load(spark, opts)
+    assert state()[2] == ("two again", False, "c")
+    source.truncate()  # ...until the truncate marks every row
+    source.insert({"id": 9, "name": "nine", "qty": 9, "price": 9.0})  # a row inserted after it stays live
+    source.flush()
+    load(spark, opts)
+    got = state()
+    assert {k for k, (_, deleted, _) in got.items() if not deleted} == {9}
+    assert set(got) == {1, 2, 3, 4, 5, 9, 40} and got[3] == ("three", True, "u")
+
+
 def test_upsert_mode_on_a_keyed_topic_with_tombstones_and_bad_records(kafka, spark, producer, topic_name, tmp_path):
     kafka.create_topic(topic_name, partitions=2)
     table = str(tmp_path / "users")
@@ -154,9 +192,14 @@ def test_upsert_mode_on_a_keyed_topic_with_tombstones_and_bad_records(kafka, spa
     producer.flush()
     opts = LoadOptions(table=table, kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic_name],
                        cdc="upsert", key_columns=["user"])
-    load(spark, opts)
+    first = load(spark, opts)
     rows = spark.read.format("delta").load(table).collect()
     assert {r["user"]: {"score": r["score"], "team": r["team"]} for r in rows} == state
+    # How old the changes were at the commit: in the result and in the commit's metadata (delta-offsets).
+    fresh = first.freshness
+    assert fresh is not None and 0 <= fresh.p50_ms <= fresh.p99_ms <= fresh.max_ms < 600_000
+    recorded = json.loads(DeltaTable(table).history(1)[0]["userMetadata"])
+    assert recorded["freshness_ms"] == fresh.summary()
 
     # A value that is not an object fails the batch, naming the record; nothing of it is committed.
     before = DeltaTable(table).version()

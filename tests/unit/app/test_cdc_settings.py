@@ -31,16 +31,18 @@ def test_the_cdc_example_config_streams_every_debezium_topic_as_a_table():
 
 def test_cdc_flags_become_the_options():
     config, _ = load.read_config([*BROKER, "--cdc", "upsert", "--key-columns", "tenant,user", "--cdc-metadata",
-                                  "true"])
+                                  "true", "--cdc-soft-delete", "true"])
     validate(config)
     options = LoadOptions(**sink_settings(config, _source(["t"]), "/lake/t"))
-    assert options.changes == ChangeCapture("upsert", ("tenant", "user"), metadata=True)
+    assert options.changes == ChangeCapture("upsert", ("tenant", "user"), metadata=True, soft_delete=True)
 
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--cdc", "maxwell"], "--cdc: expected debezium, upsert or none"),
     (["--key-columns", "id"], "give cdc"),
     (["--cdc-metadata", "true"], "give cdc"),
+    (["--cdc-soft-delete", "true"], "give cdc"),
+    (["--cdc", "upsert", "--key-columns", "__deleted"], "metadata column"),
     (["--cdc", "debezium", "--transform", "SELECT * FROM kafka"], "transform"),
     (["--cdc", "debezium", "--value-format", "avro", "--schema-registry", "http://r:8081"], "registry formats"),
     (["--cdc", "debezium", "--key-columns", "id,id"], "twice"),

@@ -22,6 +22,7 @@ from kafka_spark.app.metrics import StreamMetrics
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.sink import LoadResult, MultiLoadResult
 from kafka_spark.sink.freshness import Freshness
+from kafka_spark.sink.results import Compaction
 
 DASHBOARD = Path(__file__).resolve().parents[3] / "docs/assets/grafana/kafka-spark-dashboard.json"
 # Variables Grafana itself defines for every dashboard.
@@ -42,13 +43,16 @@ GROUP_CLAUSE = re.compile(r"\b(by|without|on|ignoring|group_left|group_right)\s*
 
 def exported() -> dict[str, tuple[str, set[str]]]:
     """Each sample name StreamMetrics exports -> (its family's type, its label names), with every metric set
-    once: a committed result carrying freshness, retries and dead letters, a failed table, a lag."""
+    once: a committed result carrying freshness, retries and dead letters, a failed table, compactions (one that
+    ran, one that failed), a lag."""
     metrics = StreamMetrics("s", "/lake/t")
     tp = TopicPartition("orders", 0)
     fresh = Freshness(p50_ms=300, p99_ms=900, max_ms=1200, committed_at_ms=1_700_000_000_000)
     metrics.record(0, LoadResult("committed", "s", 0, rows=10, seconds=0.4, offsets={tp: 10}, freshness=fresh,
                                  bytes=4096, retries=1, dead_letters=2))
     metrics.record(1, MultiLoadResult([LoadResult("failed", "s", None, table="t_b", topic="b", error="boom")]))
+    metrics.record(2, LoadResult("committed", "s", 2, rows=1, compaction=Compaction(files_after=2, removed=9, added=1)))
+    metrics.record(3, LoadResult("committed", "s", 3, rows=1, compaction=Compaction(error="conflict")))
     metrics.set_lag({"": 3})
     found: dict[str, tuple[str, set[str]]] = {}
     for family in text_string_to_metric_families(generate_latest(metrics.registry).decode()):

@@ -16,6 +16,7 @@ from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.errors import ConfigError
 from kafka_spark.sink import LoadResult, MultiLoadResult
 from kafka_spark.sink.freshness import Freshness
+from kafka_spark.sink.results import Compaction
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -59,6 +60,25 @@ def test_routed_results_are_labelled_per_table_with_failures_and_lag():
     assert got[("kafka_spark_lag_records", (("sink", "bronze"), ("table", "t_a")))] == 2
     assert got[("kafka_spark_failures_total", (("sink", "bronze"), ("table", "t_b")))] == 1
     assert ("kafka_spark_rows_total", (("sink", "bronze"), ("table", "t_b"))) not in got
+
+
+def test_compactions_count_runs_seconds_files_and_failures():
+    metrics = StreamMetrics("s1", "/lake/t")
+    ran = Compaction(files_before=31, files_after=2, removed=30, added=1, table_version=40, seconds=0.5)
+    metrics.record(30, LoadResult("committed", "s1", 30, rows=3, compaction=ran))
+    again = Compaction(files_before=32, files_after=3, removed=30, added=1, table_version=72, seconds=0.25)
+    metrics.record(60, LoadResult("committed", "s1", 60, rows=3, compaction=again))
+    metrics.record(90, LoadResult("committed", "s1", 90, rows=3, compaction=Compaction(error="commit conflict")))
+    metrics.record(91, LoadResult("committed", "s1", 91, rows=3, compaction=Compaction(dry_run=True, removed=9)))
+    got = samples(generate_latest(metrics.registry).decode())
+    table = (("sink", "s1"), ("table", "/lake/t"))
+    assert got[("kafka_spark_compactions_total", table)] == 2
+    assert got[("kafka_spark_compaction_seconds_total", table)] == pytest.approx(0.75)
+    assert got[("kafka_spark_compacted_files_total", table)] == 60
+    assert got[("kafka_spark_compaction_written_files_total", table)] == 2
+    assert got[("kafka_spark_table_files", table)] == 3  # after the last compaction that ran
+    assert got[("kafka_spark_compaction_failures_total", table)] == 1
+    assert got[("kafka_spark_commits_total", table)] == 4  # the micro-batches' own commits, compacted or not
 
 
 def test_serve_binds_loopback_and_speaks_the_text_format():
