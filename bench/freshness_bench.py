@@ -19,10 +19,10 @@ Writes bench/results/freshness-<stamp>.json and .md (and freshness-latest.*).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -33,10 +33,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.installed import compile_package
 from bench.kdi_bench import SPARK_CONF, Feed, create_topic, start_ours, wait_rows, warm_up
-from bench.kdi_report import LogTail, agreement, check_ids, time_to_table
+from bench.kdi_report import LogTail, agreement, check_ids, time_to_table, write
 
 # How far behind its schedule the producer may fall for a rate to count as offered in full.
 PRODUCER_SLACK_MS = 1000
+# Spark's per-trigger phases (progress durationMs) whose medians say where a micro-batch's time goes.
+PHASES = ("latestOffset", "queryPlanning", "addBatch", "walCommit", "commitOffsets", "triggerExecution")
+
+
+def phase_medians(progress: list[Any]) -> dict[str, float]:
+    """Median ms of each phase over the triggers that read rows (Spark keeps the last 100 progress reports)."""
+    ran = [p for p in progress if p.numInputRows]
+    return {k: statistics.median(p.durationMs.get(k, 0) for p in ran) for k in PHASES} if ran else {}
 
 
 def log(msg: str) -> None:
@@ -64,6 +72,7 @@ def one_rate(node, spark, args: argparse.Namespace, scratch: Path, trigger: str,
             raise RuntimeError(f"producer: {feed.error!r}")
         wait_rows(LogTail(table), feed.sent, args.timeout,
                   lambda: None if query.isActive else f"the stream stopped: {query.exception()}")
+        phases = phase_medians(query.recentProgress)
     finally:
         query.stop()
     tail = LogTail(table)
@@ -72,12 +81,12 @@ def one_rate(node, spark, args: argparse.Namespace, scratch: Path, trigger: str,
     data = [c for c in commits if c["rows"]]
     row = {"trigger": trigger, "rate": rate, "seconds": args.seconds, "sent": feed.sent,
            "producer_behind_ms": feed.behind_ms, "shape": tail.shape(), "time_to_table": t,
-           "rows_per_commit": feed.sent / len(data) if data else None,
+           "rows_per_commit": feed.sent / len(data) if data else None, "phase_ms": phases,
            "check": check_ids(tail, "data.id", feed.sent), "own_freshness": agreement(t, commits)}
     row["sustained"] = bool(row["check"]["ok"] and t.get("p99_ms", float("inf")) <= args.bound_ms
                             and feed.behind_ms <= PRODUCER_SLACK_MS)
     log(f"  p50 {t['p50_ms']:.0f} ms, p99 {t['p99_ms']:.0f} ms, max {t['max_ms']:.0f} ms over {t['commits']} "
-        f"commits; producer at most {feed.behind_ms:.0f} ms behind; ids ok: {row['check']['ok']}")
+        f"commits; producer at most {feed.behind_ms:.0f} ms behind; ids ok: {row['check']['ok']}; phases {phases}")
     shutil.rmtree(table, ignore_errors=True)
     shutil.rmtree(table.parent / f"{table.name}-checkpoint", ignore_errors=True)
     return row
@@ -100,6 +109,11 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(f"| {r['trigger']} | {r['rate']:,} | {r['sent']:,} | {t.get('commits', 0)} | {per} | "
                      f"{t.get('p50_ms', 0):,.0f} | {t.get('p99_ms', 0):,.0f} | {t.get('max_ms', 0):,.0f} | "
                      f"{r['producer_behind_ms']:,.0f} | {ok} |")
+    lines += ["", "Median Spark phases of a micro-batch that read rows (ms, progress `durationMs`):", "",
+              "| trigger | records/s | " + " | ".join(PHASES) + " |", "|---|---:|" + "---:|" * len(PHASES)]
+    for r in result["runs"]:
+        ms = r.get("phase_ms") or {}
+        lines.append(f"| {r['trigger']} | {r['rate']:,} | " + " | ".join(f"{ms.get(k, 0):,.0f}" for k in PHASES) + " |")
     lines.append("")
     for trigger, best in result["highest_sustained"].items():
         lines.append(f"Highest sustained rate, trigger {trigger}: " + (f"{best:,} records/s." if best else "none."))
@@ -150,14 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     result["highest_sustained"] = {t: max((r["rate"] for r in result["runs"] if r["trigger"] == t and r["sustained"]),
                                           default=None) for t in triggers}
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"freshness-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(result, indent=1, default=str))
-    path.with_suffix(".md").write_text(markdown(result))
-    shutil.copy(path, args.out / "freshness-latest.json")
-    shutil.copy(path.with_suffix(".md"), args.out / "freshness-latest.md")
+    path = write(result, args.out, time.strftime("%Y%m%d-%H%M%S"), "freshness", markdown)
     print()
-    print(path.with_suffix(".md").read_text())
+    print(path.read_text())
     return 0
 
 

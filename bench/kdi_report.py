@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -198,12 +199,13 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(result: dict[str, Any], out: Path, stamp: str) -> Path:
-    """kdi-<stamp>.json/.md and kdi-latest.*; the Markdown's path."""
+def write(result: dict[str, Any], out: Path, stamp: str, name: str = "kdi",
+          render: Callable[[dict[str, Any]], str] = markdown) -> Path:
+    """<name>-<stamp>.json/.md (the Markdown by `render`) and <name>-latest.*; the Markdown's path."""
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"kdi-{stamp}.json"
+    path = out / f"{name}-{stamp}.json"
     path.write_text(json.dumps(result, indent=1, default=str))
-    path.with_suffix(".md").write_text(markdown(result))
-    shutil.copy(path, out / "kdi-latest.json")
-    shutil.copy(path.with_suffix(".md"), out / "kdi-latest.md")
+    path.with_suffix(".md").write_text(render(result))
+    shutil.copy(path, out / f"{name}-latest.json")
+    shutil.copy(path.with_suffix(".md"), out / f"{name}-latest.md")
     return path.with_suffix(".md")
