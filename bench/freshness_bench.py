@@ -42,8 +42,9 @@ PHASES = ("latestOffset", "queryPlanning", "addBatch", "walCommit", "commitOffse
 
 
 def phase_medians(progress: list[Any]) -> dict[str, float]:
-    """Median ms of each phase over the triggers that read rows (Spark keeps the last 100 progress reports)."""
-    ran = [p for p in progress if p.numInputRows]
+    """Median ms of each phase over the triggers that ran a micro-batch (Spark keeps the last 100 progress
+    reports; the direct writer reads its rows itself, so the source's row count says nothing)."""
+    ran = [p for p in progress if "addBatch" in p.durationMs]
     return {k: statistics.median(p.durationMs.get(k, 0) for p in ran) for k in PHASES} if ran else {}
 
 
