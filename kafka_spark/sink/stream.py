@@ -155,6 +155,8 @@ class StreamWriter:
         if options.compact_every is not None and not table_format.compacts:
             raise ConfigError(f"compact_every: {table_format.name} tables are not compacted by the stream")
         self.uncompacted: dict[str, int] = {}  # by table: its commits since this process last compacted it
+        # The last micro-batch's end offsets (batch id, offsets): the next one's start, without reading the log.
+        self.last_end: tuple[int, Offsets] | None = None
 
     # ---- routing and positions --------------------------------------------------------------------------
 
@@ -250,7 +252,14 @@ class StreamWriter:
         end = batch_end_offsets(self.spark, checkpoint, batch_id)
         if end is None:
             raise SinkError(f"{checkpoint}: micro-batch {batch_id} has no offset log entry")
-        start = batch_end_offsets(self.spark, checkpoint, batch_id - 1) if batch_id > 0 else self.initial
+        start: Offsets | None
+        if batch_id == 0:
+            start = self.initial
+        elif self.last_end is not None and self.last_end[0] == batch_id - 1:
+            start = self.last_end[1]  # an offset log entry never changes once written
+        else:
+            start = batch_end_offsets(self.spark, checkpoint, batch_id - 1)
+        self.last_end = (batch_id, end)
         self.route({tp.topic for tp in end})
         result = MultiLoadResult(batch_id=batch_id)
         mirrors = Mirrors()
