@@ -18,7 +18,9 @@ padding the object to --size bytes), produced by kafka_spark's producer with the
    `value_schema=VALUE_SCHEMA` and `writer="direct"` (rows and offsets in one commit), the call timed in a warm
    Spark session (local[2]). Both tables are checked: exactly ids 0..N-1, once each.
 2. Time-to-table: a producer thread sends --rate records/s for --seconds, each stamped with its send time; kdi
-   with `--allowed_latency 1`, ours `start_stream(trigger="1s", writer="direct")`. One after the other, each on a
+   with `--allowed_latency 1` (its smallest in whole seconds but 0, which commits every record), ours
+   `start_stream(trigger=--ours-trigger, writer="direct")` (default 0s: each micro-batch as soon as the last ends,
+   Spark's default). One after the other, each on a
    topic of its own, or with --together at the same time on two topics fed with the same records. Each consumer
    starts --settle seconds (after it has its partitions) before the first record. Per record: the commitInfo time
    of the Delta version that first holds it minus its Kafka timestamp (p50/p99/max); our stream's own freshness
@@ -298,7 +300,7 @@ def latency(node, spark, kdi: Kdi | None, args: argparse.Namespace, scratch: Pat
                     kdi.create_table(tables[c])
                     running[c] = kdi.start(topics[c], tables[c], 1, "latency")
                 else:
-                    running[c] = start_ours(spark, node.bootstrap, topics[c], tables[c], commits)
+                    running[c] = start_ours(spark, node.bootstrap, topics[c], tables[c], commits, args.ours_trigger)
             ready_by = time.monotonic() + 120
             while not all(_ready(c, running[c], kdi) for c in group):
                 if time.monotonic() > ready_by:
@@ -389,6 +391,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1, help="throughput runs per contender, order alternating")
     parser.add_argument("--rate", type=int, default=10_000, help="records/s of the time-to-table test")
     parser.add_argument("--seconds", type=float, default=60.0, help="length of the time-to-table test")
+    parser.add_argument("--ours-trigger", default="0s",
+                        help="our stream's trigger in the time-to-table test (default 0s: back to back)")
     parser.add_argument("--together", action="store_true", help="time-to-table of both at once, on two topics")
     parser.add_argument("--settle", type=float, default=3.0, help="seconds between a consumer's start and the feed")
     parser.add_argument("--no-throughput", action="store_true")
@@ -421,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, load {os.getloadavg()[0]:.1f}",
         "latency_mode": "both at once, two topics, the same records" if args.together else "one after the other",
         "ours": {"throughput": "load(value_schema, writer=direct), Spark local[2]",
-                 "stream": "start_stream(trigger=1s, writer=direct, value_schema)"}}}
+                 "stream": f"start_stream(trigger={args.ours_trigger}, writer=direct, value_schema)"}}}
     from kafka_spark.local import start_kafka
 
     scratch = Path(tempfile.mkdtemp(prefix="kdi-bench-"))
