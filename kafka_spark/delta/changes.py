@@ -20,17 +20,19 @@ other partitions in the same batch are kept (Debezium orders a truncate only wit
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.errors import ConfigError
 from kafka_spark.sink.change_capture import (
     LSN_COLUMN,
+    METADATA_COLUMNS,
     OP_COLUMN,
     SOFT_DELETE_COLUMN,
     SOURCE_TS_COLUMN,
     ChangeCapture,
+    not_older,
 )
 from kafka_spark.sink.errors import ChangeEventError
 
@@ -57,10 +59,43 @@ class BatchChanges:
     records: int
     soft_delete: bool = False
 
-    @property
-    def marks(self) -> tuple[str, ...]:
-        """The columns a soft delete sets on its row: the flag and the change's metadata (its data is gone)."""
-        return tuple(c for c in self.columns if c in (SOFT_DELETE_COLUMN, OP_COLUMN, SOURCE_TS_COLUMN, LSN_COLUMN))
+    def left(self) -> DataFrame:
+        """The rows the batch leaves (its deletes dropped): a table's first commit, made by an append."""
+        return self.rows.where(f"NOT `{DELETED}`").drop(DELETED)
+
+
+@dataclass(frozen=True)
+class MergeClauses:
+    """A batch's MERGE (source alias `s`, target `t`) as each engine's builder takes it: the join; matched rows
+    the change deletes (`delete_when`), removed, or with `marks` set (a soft delete); the other matched rows
+    updated; unmatched ones inserted; after a truncate, the rows the batch does not touch removed, or with
+    `truncate_marks` set."""
+
+    on: str
+    delete_when: str
+    marks: dict[str, str] | None
+    update_when: str
+    updates: dict[str, str]
+    insert_when: str
+    values: dict[str, str]
+    truncate_marks: dict[str, str] | None
+
+
+def merge_clauses(changes: BatchChanges, quoted: Callable[[str], str]) -> MergeClauses:
+    """The MERGE of `changes`, with column names quoted as the engine's SQL dialect does (`quoted`)."""
+    keys = {quoted(k) for k in changes.keys}
+    values = {quoted(c): f"s.{quoted(c)}" for c in changes.columns}
+    deleted = f"s.{quoted(DELETED)}"
+    # A change older than its row by source position leaves the row alone (change_capture.not_older).
+    newer = f" AND {not_older(changes.columns, quoted)}" if LSN_COLUMN in changes.columns else ""
+    # A soft delete sets the flag and the change's metadata only: a delete carries no data.
+    marks = {c: v for c, v in values.items() if c in {quoted(m) for m in METADATA_COLUMNS}}
+    return MergeClauses(
+        on=" AND ".join(f"t.{quoted(k)} = s.{quoted(k)}" for k in changes.keys),
+        delete_when=f"{deleted}{newer}", marks=marks if changes.soft_delete else None,
+        update_when=f"NOT {deleted}{newer}", updates={c: v for c, v in values.items() if c not in keys},
+        insert_when=f"NOT {deleted}", values=values,
+        truncate_marks={quoted(SOFT_DELETE_COLUMN): "true"} if changes.soft_delete else None)
 
 
 def _object(expr: str) -> str:

@@ -16,9 +16,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from kafka_spark.delta.changes import DELETED, BatchChanges
+from kafka_spark.delta.changes import BatchChanges, merge_clauses
 from kafka_spark.delta.errors import DeltaLogError
-from kafka_spark.sink.change_capture import LSN_COLUMN, SOFT_DELETE_COLUMN, not_older
 from kafka_spark.sink.errors import ConcurrentWriterError
 from kafka_spark.sink.position import SinkCommit, app_id, now_ms
 
@@ -49,25 +48,18 @@ def merge_changes(changes: BatchChanges, location: TableLocation, commit: SinkCo
             # An empty batch still moves the position: a commit of its transaction marker alone.
             table.create_write_transaction([], "append", table.schema(), commit_properties=properties)
             return
-        rows = changes.rows.toArrow()
-        keys = {_quoted(k) for k in changes.keys}
-        values = {_quoted(c): f"s.{_quoted(c)}" for c in changes.columns}
-        on = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in changes.keys)
-        deleted = f"s.{_quoted(DELETED)}"
-        newer = f" AND {not_older(changes.columns, _quoted)}" if LSN_COLUMN in changes.columns else ""
-        merge = table.merge(source=rows, predicate=on, source_alias="s", target_alias="t", merge_schema=True,
-                            commit_properties=properties)
-        if changes.soft_delete:
-            marks = {_quoted(c): f"s.{_quoted(c)}" for c in changes.marks}
-            merge = merge.when_matched_update(updates=marks, predicate=f"{deleted}{newer}")
+        c = merge_clauses(changes, _quoted)
+        merge = table.merge(source=changes.rows.toArrow(), predicate=c.on, source_alias="s", target_alias="t",
+                            merge_schema=True, commit_properties=properties)
+        if c.marks is not None:
+            merge = merge.when_matched_update(updates=c.marks, predicate=c.delete_when)
         else:
-            merge = merge.when_matched_delete(predicate=f"{deleted}{newer}")
-        updates = {c: v for c, v in values.items() if c not in keys}
-        if updates:
-            merge = merge.when_matched_update(updates=updates, predicate=f"NOT {deleted}{newer}")
-        merge = merge.when_not_matched_insert(updates=values, predicate=f"NOT {deleted}")
-        if changes.truncated and changes.soft_delete:
-            merge = merge.when_not_matched_by_source_update(updates={_quoted(SOFT_DELETE_COLUMN): "true"})
+            merge = merge.when_matched_delete(predicate=c.delete_when)
+        if c.updates:
+            merge = merge.when_matched_update(updates=c.updates, predicate=c.update_when)
+        merge = merge.when_not_matched_insert(updates=c.values, predicate=c.insert_when)
+        if changes.truncated and c.truncate_marks is not None:
+            merge = merge.when_not_matched_by_source_update(updates=c.truncate_marks)
         elif changes.truncated:
             merge = merge.when_not_matched_by_source_delete()
         merge.execute()
@@ -81,7 +73,7 @@ def append_changes(changes: BatchChanges, location: TableLocation, partition_by:
     from deltalake import write_deltalake
     from deltalake.exceptions import CommitFailedError
 
-    rows = changes.rows.where(f"NOT `{DELETED}`").drop(DELETED).toArrow()
+    rows = changes.left().toArrow()
     try:
         write_deltalake(location.delta_rs_uri or location.path, rows, mode="error",
                         partition_by=list(partition_by) or None,

@@ -22,13 +22,13 @@ from contextlib import nullcontext
 from typing import Any
 
 from kafka_spark.delta.catalog import create_catalog_table
-from kafka_spark.delta.changes import DELETED, BatchChanges, batch_changes
+from kafka_spark.delta.changes import DELETED, BatchChanges, batch_changes, merge_clauses
 from kafka_spark.delta.direct_merge import append_changes, merge_changes
 from kafka_spark.delta.direct_merge import table_schema as table_schema_of
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.position import write_pending
 from kafka_spark.delta.spark_commit import is_conflict, save_to, settled
-from kafka_spark.sink.change_capture import LSN_COLUMN, SOFT_DELETE_COLUMN, ChangeCapture, not_older
+from kafka_spark.sink.change_capture import ChangeCapture
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.errors import ConcurrentWriterError
 from kafka_spark.sink.freshness import ObservedFreshness
@@ -131,7 +131,7 @@ def _delta_table(session, location: TableLocation):
 
 def _append(changes: BatchChanges, location: TableLocation, fmt: WriteFormat, commit: SinkCommit) -> None:
     """The table's first commit: the rows the batch leaves, with the offsets (the append's own writer options)."""
-    rows = changes.rows.where(f"NOT {DELETED}").drop(DELETED)
+    rows = changes.left()
     writer = (rows.write.format("delta").mode("append")
               .option("txnAppId", app_id(commit.sink_id)).option("txnVersion", commit.batch)
               .option("userMetadata", commit.to_json()).option("mergeSchema", "true"))
@@ -152,22 +152,17 @@ def _merge(spark, changes: BatchChanges, location: TableLocation, commit: SinkCo
         empty = session.createDataFrame([], table_schema)
         save_to(empty.write.format("delta").mode("append"), location)
         return
-    source = changes.rows.alias("s")
-    on = " AND ".join(f"t.{_quoted(k)} = s.{_quoted(k)}" for k in changes.keys)
-    values = {_quoted(c): f"s.{_quoted(c)}" for c in changes.columns}
-    updates = {c: v for c, v in values.items() if c not in {_quoted(k) for k in changes.keys}}
-    newer = f" AND {not_older(changes.columns, _quoted)}" if LSN_COLUMN in changes.columns else ""
-    merge = _delta_table(session, location).alias("t").merge(source, on)
-    if changes.soft_delete:
-        merge = merge.whenMatchedUpdate(condition=f"s.{DELETED}{newer}",
-                                        set={_quoted(c): f"s.{_quoted(c)}" for c in changes.marks})
+    c = merge_clauses(changes, _quoted)
+    merge = _delta_table(session, location).alias("t").merge(changes.rows.alias("s"), c.on)
+    if c.marks is not None:
+        merge = merge.whenMatchedUpdate(condition=c.delete_when, set=c.marks)
     else:
-        merge = merge.whenMatchedDelete(condition=f"s.{DELETED}{newer}")
-    if updates:
-        merge = merge.whenMatchedUpdate(condition=f"NOT s.{DELETED}{newer}", set=updates)
-    merge = merge.whenNotMatchedInsert(condition=f"NOT s.{DELETED}", values=values)
-    if changes.truncated and changes.soft_delete:
-        merge = merge.whenNotMatchedBySourceUpdate(set={_quoted(SOFT_DELETE_COLUMN): "true"})
+        merge = merge.whenMatchedDelete(condition=c.delete_when)
+    if c.updates:
+        merge = merge.whenMatchedUpdate(condition=c.update_when, set=c.updates)
+    merge = merge.whenNotMatchedInsert(condition=c.insert_when, values=c.values)
+    if changes.truncated and c.truncate_marks is not None:
+        merge = merge.whenNotMatchedBySourceUpdate(set=c.truncate_marks)
     elif changes.truncated:
         merge = merge.whenNotMatchedBySourceDelete()
     merge.execute()
