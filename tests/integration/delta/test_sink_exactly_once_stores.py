@@ -134,15 +134,15 @@ def test_sigkills_on_an_s3a_table_and_a_catalog_table_keep_every_record_exactly_
         killed = {t: pool.submit(kill_repeatedly, kafka.bootstrap, topic_name, t, conf, seed)
                   for seed, (t, conf) in enumerate(killing.items())}
         runs = {t: f.result() for t, f in killed.items()}
-    runs.setdefault(name, [])
+    # A table that was killed catches up with load_once.py; the catalog table, when not killed, is first loaded by
+    # the job command below.
     with ThreadPoolExecutor(2) as pool:
-        caught_up = {t: pool.submit(catch_up, kafka.bootstrap, topic_name, t, conf) for t, conf in stores.items()}
+        caught_up = {t: pool.submit(catch_up, kafka.bootstrap, topic_name, t, stores[t]) for t in killing}
         for table, future in caught_up.items():
             runs[table] += future.result()
     for table, seen in runs.items():
         print(f"{table}: " + ", ".join(f"{r.how}={r.code} {r.seconds:.1f}s" for r in seen))
-        if table in killing:
-            assert sum(1 for r in seen if r.code != 0) >= STORE_KILLS, table
+        assert sum(1 for r in seen if r.code != 0) >= STORE_KILLS, table
     ends = latest_offsets_of(kafka.bootstrap, topic_name)
 
     # The s3a table, read without Spark: delta-rs for the log and rows, pyarrow for the kept offsets.
@@ -155,13 +155,15 @@ def test_sigkills_on_an_s3a_table_and_a_catalog_table_keep_every_record_exactly_
 
     # The catalog table, at its managed location in the warehouse (this process never opens the metastore).
     location = tmp_path / "warehouse" / "crash_orders"
-    catalog_dt = DeltaTable(str(location))
-    assert_exact(catalog_dt, topic_name, ends)
-    position = committed_position(location, SINK)
-    assert position is not None and position.offsets == ends
-    assert catalog_dt.transaction_version(f"kafka-spark/{SINK}") == position.batch
-    # Created like saveAsTable: the first commit is the table's creation, every later one a write by name.
-    assert catalog_dt.history()[-1]["operation"] == "CREATE TABLE"
+    loaded = 0
+    position = None
+    if name in killing:
+        catalog_dt = DeltaTable(str(location))
+        assert_exact(catalog_dt, topic_name, ends)
+        position = committed_position(location, SINK)
+        assert position is not None and position.offsets == ends
+        assert catalog_dt.transaction_version(f"kafka-spark/{SINK}") == position.batch
+        loaded = sum(ends.values())
 
     # The job command of docs/delta/stores.md on the catalog table by name, then delta-offsets finding it through the
     # session's catalog. spark-submit.sh sets the driver's Java options itself: Derby's go in through
@@ -172,9 +174,12 @@ def test_sigkills_on_an_s3a_table_and_a_catalog_table_keep_every_record_exactly_
     job = summary(run_job(JOB, "-b", kafka.bootstrap, "--topics", topic_name, "--table", name, "--sink-id", SINK,
                           "--json", spark_conf=submit_conf, env=env))
     ends = latest_offsets_of(kafka.bootstrap, topic_name)
-    assert job["status"] == "committed" and job["rows"] == 200 and job["batch"] == position.batch + 1
+    assert job["status"] == "committed" and job["rows"] == sum(ends.values()) - loaded
+    assert job["batch"] == (position.batch + 1 if position is not None else 0)
     catalog_dt = DeltaTable(str(location))
     assert_exact(catalog_dt, topic_name, ends)
+    # Created like saveAsTable: the first commit is the table's creation, every later one a write by name.
+    assert catalog_dt.history()[-1]["operation"] == "CREATE TABLE"
     position = committed_position(location, SINK)
     assert position is not None and position.offsets == ends
     proc = run_job(REPO / "kafka_spark" / "cli" / "main.py", "delta-offsets", name, "--json",

@@ -1,6 +1,6 @@
-"""jobs/stream_to_delta.py as users run it: AvailableNow runs that resume from the table, a clean stop on
-SIGTERM while live records keep arriving (the embedded demo), the same stops through ./spark-submit.sh as a
-terminal's Ctrl-C and a supervisor's SIGTERM send them, and one-line errors for bad settings."""
+"""jobs/stream_to_delta.py as users run it: AvailableNow runs that resume from the table; the embedded demo
+through ./spark-submit.sh stopped by a terminal's Ctrl-C after the micro-batch in flight while live records keep
+arriving, and at once by a supervisor's SIGTERM followed by a Ctrl-C; one-line errors for bad settings."""
 
 from __future__ import annotations
 
@@ -62,48 +62,6 @@ def test_available_now_runs_resume_from_the_table_without_their_checkpoint(kafka
     assert second["offsets"] == latest(kafka.bootstrap, topic_name)
     rows = table_rows(table)
     assert sorted(json.loads(r["value"])["n"] for r in rows) == list(range(1200))
-
-
-def test_embedded_demo_streams_live_records_and_stops_cleanly_on_sigterm(tmp_path: Path):
-    env = embedded_env(tmp_path)
-    table = tmp_path / "page_views"
-    # Plain python runs the driver in this process's child, so the signal reaches the job itself.
-    cmd = [sys.executable, str(JOB), "--table", str(table), "--seed-records", "600", "--sample-rate", "40",
-           "--trigger", "1s", "--json"]
-    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        seen = []
-        deadline = time.monotonic() + 240
-        assert proc.stdout is not None
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            if line.startswith("{"):
-                seen.append(json.loads(line))
-            # The seeded history, then at least two micro-batches of records produced while it runs.
-            if len(seen) >= 3 and all(b["rows"] > 0 for b in seen[1:3]):
-                break
-        assert len(seen) >= 3, (seen, proc.stderr.read() if proc.poll() is not None else "")
-        proc.send_signal(signal.SIGTERM)
-        asked = time.monotonic()
-        out, err = proc.communicate(timeout=180)
-        assert proc.returncode == 0, err[-3000:]
-        # It finishes the micro-batch in flight, not every one that a busy stream starts after it.
-        assert time.monotonic() - asked < 60
-        assert "Traceback" not in err
-        final = json_lines(out)[-1]
-        assert final["status"] == "stopped" and final["embedded"] is True and final["seeded"] == 600
-        assert final["produced"] > 0
-        rows = table_rows(table)
-        # Every committed offset is a row, once: the table and its offsets agree after the stop.
-        assert len(rows) == sum(final["offsets"]["page_views"].values())
-        assert len({(r["partition"], r["offset"]) for r in rows}) == len(rows) > 600
-        assert {"user", "page", "event_time", "offset"} <= set(rows[0])
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        stop_local_broker(env)
 
 
 def test_bad_settings_are_one_line_errors_before_spark_starts(tmp_path: Path):
@@ -192,34 +150,50 @@ def _assert_exact(table: Path, env: dict[str, str]) -> int:
     return len(rows)
 
 
-def test_spark_submit_stops_after_the_micro_batch_in_flight(tmp_path: Path):
-    # Ctrl-C in a terminal signals the whole foreground process group. SIGTERM to the started process only
-    # (systemd, Kubernetes) takes the same stop path; the embedded demo's test sends it to the job.
+def test_embedded_demo_streams_live_records_and_stops_after_the_micro_batch_in_flight(tmp_path: Path):
+    # Ctrl-C in a terminal signals the whole foreground process group: the JVM and the workers must not die of it.
+    # The embedded demo: the local broker started, seeded with 600 records, and records produced while it runs.
     proc, env, table, lines = _start_demo_stream(tmp_path)
     try:
         os.killpg(proc.pid, signal.SIGINT)
         asked = time.monotonic()
         out, err = _finish(proc, lines)
         assert proc.returncode == 0, out[-3000:] + err[-3000:]
+        # It finishes the micro-batch in flight, not every one that a busy stream starts after it.
         assert time.monotonic() - asked < 60
         assert "stream-to-delta: stopping: letting the micro-batch in flight finish..." in out
         summary_line = re.search(r"^stream-to-delta: stopped after (\d+) committed micro-batches, ([\d,]+) rows",
                                  out, re.M)
         assert summary_line, out[-3000:]
+        assert "seeded     600 sample records into topic 'page_views'" in out
         assert "kafka-spark local stop" in out
         _assert_no_trace(out + err)
-        assert _assert_exact(table, env) == int(summary_line.group(2).replace(",", ""))
+        # Every committed offset is a row, once: the table and its offsets agree after the stop; the live records
+        # are there beside the seeded ones.
+        rows = _assert_exact(table, env)
+        assert rows == int(summary_line.group(2).replace(",", "")) > 600
+        assert {"user", "page", "event_time", "offset"} <= set(table_rows(table)[0])
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         stop_local_broker(env)
 
 
-def test_spark_submit_stops_at_once_on_a_second_ctrl_c(tmp_path: Path):
+def test_a_supervisors_sigterm_then_a_ctrl_c_stop_at_once(tmp_path: Path):
+    # SIGTERM to the started process only (systemd, Kubernetes) asks for the same stop as a first Ctrl-C; a Ctrl-C
+    # after it stops at once.
     proc, env, table, lines = _start_demo_stream(tmp_path)
     try:
-        os.killpg(proc.pid, signal.SIGINT)
-        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 30
+        assert proc.stdout is not None
+        while time.monotonic() < deadline and not any("stopping: letting the micro-batch" in x for x in lines):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+        assert any("stream-to-delta: stopping: letting the micro-batch in flight finish..." in x for x in lines), \
+            "".join(lines)[-3000:]
         os.killpg(proc.pid, signal.SIGINT)
         asked = time.monotonic()
         out, err = _finish(proc, lines)
