@@ -42,6 +42,8 @@ if TYPE_CHECKING:
 
 # The source's column that says a key's last change deletes it; never a table column.
 DELETED = "__kafka_spark_deleted"
+# What the MERGE's job raises on meeting a record without a key (BatchChanges.refused names the first).
+KEYLESS = "kafka-spark: a change record without a key"
 DEBEZIUM_OPS = ("c", "r", "u", "d", "t")
 UPSERTS = ("c", "r", "u")
 
@@ -58,6 +60,25 @@ class BatchChanges:
     truncated: bool
     records: int
     soft_delete: bool = False
+    parsed: DataFrame | None = None  # the batch's records parsed once, cached until release()
+    keyless: DataFrame | None = None  # its records with no value for a key column
+
+    def release(self) -> None:
+        """Drop the cached parse (after the commit)."""
+        if self.parsed is not None:
+            self.parsed.unpersist()
+
+    def refused(self, exc: BaseException) -> ChangeEventError | None:
+        """The error naming the batch's first record without a key, when `exc` is the MERGE's job failing on
+        one (`rows` raises as it meets such a record: no job of its own looks for them first)."""
+        if self.keyless is None or KEYLESS not in str(exc):
+            return None
+        first = self.keyless.orderBy("partition", "offset").limit(1).collect()
+        if not first:
+            return None
+        row = first[0]
+        return _record_error(row["topic"], row["partition"], row["offset"],
+                             f"no value for the key column(s) {', '.join(self.keys)}")
 
     def left(self) -> DataFrame:
         """The rows the batch leaves (its deletes dropped): a table's first commit, made by an append."""
@@ -99,8 +120,11 @@ def merge_clauses(changes: BatchChanges, quoted: Callable[[str], str]) -> MergeC
 
 
 def _object(expr: str) -> str:
-    """SQL: whether the VARIANT `expr` is a JSON object."""
-    return f"({expr} IS NOT NULL AND schema_of_variant({expr}) LIKE 'OBJECT<%')"
+    """SQL: whether the VARIANT `expr` is a JSON object (`{}` included).
+
+    A cast to a struct of no fields succeeds for an object alone and reads none of it; `schema_of_variant`
+    walked the whole value to say the same, a fifth of a batch's parse."""
+    return f"(try_variant_get({expr}, '$', 'struct<>') IS NOT NULL)"
 
 
 def _unwrap(expr: str) -> str:
@@ -155,10 +179,21 @@ def parsed(df: DataFrame, capture: ChangeCapture) -> DataFrame:
 def batch_changes(df: DataFrame, capture: ChangeCapture, table_schema: StructType | None,
                   value_schema: StructType | None) -> BatchChanges:
     """The batch's changes as MERGE source rows (see the module docstring); ChangeEventError names the first
-    record that cannot be applied. `df` is read more than once: the caller persists it."""
+    record that cannot be applied. `df` is read once: its parse is cached (BatchChanges.release drops it)."""
+    records = parsed(df, capture).drop("value", "timestamp", "_kj", "_v", "_env").persist()
+    try:
+        return _changes(records, capture, table_schema, value_schema)
+    except BaseException:
+        records.unpersist()
+        raise
+
+
+def _changes(records: DataFrame, capture: ChangeCapture, table_schema: StructType | None,
+             value_schema: StructType | None) -> BatchChanges:
     from pyspark.sql import functions as F
 
-    records = parsed(df, capture)
+    # Three passes read the records (the summary, the keyless check, the MERGE's rows): the JSON is parsed by
+    # the first, which caches the parsed columns; a parse per pass took most of a batch's time.
     summary = records.agg(
         F.count(F.lit(1)).alias("records"),
         F.expr("schema_of_variant_agg(CASE WHEN _bad IS NULL AND _op IN ('c', 'r', 'u') THEN _row END)")
@@ -192,17 +227,16 @@ def batch_changes(df: DataFrame, capture: ChangeCapture, table_schema: StructTyp
     for k, kind in key_types.items():
         rows = rows.withColumn(f"_key_{keys.index(k)}", F.expr(_key_sql(k, kind.simpleString(), single)))
     key_cols = [f"_key_{i}" for i in range(len(keys))]
-    keyless = rows.where(" OR ".join(f"{c} IS NULL" for c in key_cols)).select("topic", "partition", "offset") \
-        .orderBy("partition", "offset").limit(1).collect()
-    if keyless:
-        first = keyless[0]
-        raise _record_error(first["topic"], first["partition"], first["offset"],
-                            f"no value for the key column(s) {', '.join(keys)}")
+    missing = " OR ".join(f"{c} IS NULL" for c in key_cols)
+    keyless = rows.where(missing).select("topic", "partition", "offset")
     from pyspark.sql.window import Window
 
     latest = Window.partitionBy(*key_cols).orderBy(F.col("partition").desc(), F.col("offset").desc())
     rows = rows.withColumn("_last", F.row_number().over(latest)).where("_last = 1")
-    out = [F.col(c).alias(k) for c, k in zip(key_cols, keys, strict=True)]
+    # Keyless records share the null key: one of them is left, and its key column raises as the MERGE's job reads
+    # it. Nothing is committed; BatchChanges.refused then names the first such record.
+    out = [F.when(F.expr(missing), F.raise_error(F.lit(KEYLESS))).otherwise(F.col(key_cols[0])).alias(keys[0])]
+    out += [F.col(c).alias(k) for c, k in list(zip(key_cols, keys, strict=True))[1:]]
     out += [F.expr(f"variant_get(_row, {path(name)}, '{kind.simpleString()}')").alias(name)
             for name, kind in data]
     if capture.metadata:
@@ -214,7 +248,7 @@ def batch_changes(df: DataFrame, capture: ChangeCapture, table_schema: StructTyp
                *((OP_COLUMN, SOURCE_TS_COLUMN, LSN_COLUMN) if capture.metadata else ()),
                *((SOFT_DELETE_COLUMN,) if capture.soft_delete else ()))
     return BatchChanges(rows.select(*out), keys, columns, bool(truncates), int(summary["records"]),
-                        capture.soft_delete)
+                        capture.soft_delete, records, keyless)
 
 
 def _key_sql(column: str, kind: str, single: bool) -> str:

@@ -55,21 +55,15 @@ def merge_commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValuePars
     Spark's MERGE, or with `direct` delta-rs's (a path table; delta/direct_merge.py)."""
     if not direct:
         require_delta_spark(f"{target.table} {label}: change data capture (Delta's MERGE on Spark)", spark)
-    # Read several times (the batch's columns, its keys, the MERGE): from Kafka once.
-    records = df.select(*KAFKA_COLUMNS).persist()
-    try:
-        # The records' timestamps are observed by the first job over them (the batch's summary), not a job of
-        # their own.
-        observed = ObservedFreshness(records)
-        return _commit(spark, target, fmt, parsing, capture, observed, commit, label, location, direct)
-    finally:
-        records.unpersist()
+    # Read from Kafka once: batch_changes caches the records' parse. Their timestamps are observed by the first
+    # job over them (the batch's summary), not a job of their own.
+    observed = ObservedFreshness(df.select(*KAFKA_COLUMNS))
+    return _commit(spark, target, fmt, parsing, capture, observed, commit, label, location, direct)
 
 
 def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, capture: ChangeCapture,
             observed: ObservedFreshness, commit: SinkCommit, label: str, location: TableLocation | None,
             direct: bool) -> LoadResult:
-    sink_id = target.sink_id
     location = location or locate(target.table, spark)
     exists = location is not None and location.state().refresh() is not None
     table_schema = None
@@ -81,6 +75,16 @@ def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, 
 
         value_schema = value_struct(spark, parsing.value_schema)
     changes = batch_changes(observed.df, capture, table_schema, value_schema)
+    try:
+        return _apply(spark, target, fmt, changes, observed, commit, label, location, direct, exists, table_schema)
+    finally:
+        changes.release()
+
+
+def _apply(spark, target: SinkTarget, fmt: WriteFormat, changes: BatchChanges, observed: ObservedFreshness,
+           commit: SinkCommit, label: str, location: TableLocation | None, direct: bool, exists: bool,
+           table_schema: Any) -> LoadResult:
+    sink_id = target.sink_id
     if not exists and changes.records == 0:
         # Nothing to make the table's columns of: the table is created by the stream's first change.
         log.info("%s %s: no change yet; the table is created by the first one", target.table, label)
@@ -111,6 +115,9 @@ def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, 
             else:
                 _append(changes, location, fmt, commit)
     except Exception as exc:  # Delta's conflict errors come through py4j as several types
+        refused = changes.refused(exc)
+        if refused is not None:
+            raise refused from None
         if is_conflict(exc):
             raise ConcurrentWriterError(
                 f"another writer committed to {location} for sink {sink_id!r} at the same time; this run's batch "

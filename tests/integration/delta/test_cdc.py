@@ -3,11 +3,13 @@ exactly once, each table compared with its source table as the events' producer 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
 import pytest
 from cdc_events import SourceTable, table_state
+from delta_support import latest_offsets_of
 from deltalake import DeltaTable
 
 from kafka_spark.delta import committed_position, load, load_tables
@@ -201,8 +203,21 @@ def test_upsert_mode_on_a_keyed_topic_with_tombstones_and_bad_records(kafka, spa
     recorded = json.loads(DeltaTable(table).history(1)[0]["userMetadata"])
     assert recorded["freshness_ms"] == fresh.summary()
 
-    # A value that is not an object fails the batch, naming the record; nothing of it is committed.
+    # A record without a key (no record key, no "user" field) fails the batch, naming it, with either engine's
+    # MERGE; nothing of the batch is committed.
     before = DeltaTable(table).version()
+    put("user-7", {"score": 77, "team": "a"})
+    producer.send(topic_name, json.dumps({"score": 7}).encode(), partition=1)
+    producer.flush()
+    for writer in ("auto", "spark"):
+        with pytest.raises(ChangeEventError, match=rf"'{topic_name}' \[1\] offset \d+: no value for the key "
+                                                   r"column\(s\) user; nothing of this batch was committed") as caught:
+            load(spark, dataclasses.replace(opts, writer=writer))
+        ends = {tp.partition: end for tp, end in latest_offsets_of(kafka.bootstrap, topic_name).items()}
+        assert caught.value.partition == 1 and caught.value.offset == ends[1] - 1
+        assert DeltaTable(table).version() == before
+
+    # A value that is not an object fails the batch, naming the record; nothing of it is committed.
     put("user-5", {"score": 55, "team": "z"})
     producer.send(topic_name, b"[1, 2]", key=b"user-6", partition=0)
     producer.flush()
