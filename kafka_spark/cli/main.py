@@ -20,7 +20,7 @@ from kafka_spark.cli import (
     stream_cmd,
     zk_cmd,
 )
-from kafka_spark.errors import KafkaSparkError
+from kafka_spark.errors import ConfigError, KafkaSparkError
 
 COMMANDS = (
     local_cmd, metadata_cmd, offsets_cmd, groups_cmd, produce_cmd, consume_cmd, delta_offsets_cmd, dump_log_cmd,
@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.run(args) or 0)
     except KafkaSparkError as exc:
         print(f"kafka-spark: error: {exc}", file=sys.stderr)
-        return 2
+        # As the jobs: 2 for settings (and argparse's usage errors), 1 for what the cluster or the data did.
+        return 2 if isinstance(exc, ConfigError) else 1
 
 
 if __name__ == "__main__":

@@ -74,11 +74,11 @@ def test_an_unreachable_ensemble_is_one_line_naming_it_quickly():
     assert time.monotonic() - started < 10
     message = str(failed.value)
     assert "\n" not in message and connect in message and "1.5s" in message
-    # The command line says the same in one line, exit code 2.
+    # The command line says the same in one line, exit code 1 (a cluster error; 2 is for settings).
     code = "import sys; from kafka_spark.cli import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.run([sys.executable, "-c", code, "zk", "brokers", "--zookeeper", connect,
                            "-X", "zookeeper.connection.timeout.ms=1000"], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and connect in proc.stderr, proc.stderr
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1 and connect in proc.stderr, proc.stderr
 
 
 def test_a_broker_restarted_on_a_new_port_is_found_again(zookeeper, tmp_path, topic_name):
