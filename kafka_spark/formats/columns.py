@@ -121,9 +121,19 @@ def _decode_side(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan,
                                       f"{schema_id}: {exc}", exc.status, exc.error_code) from None
     try:
         decoded = pa.array(values, type=decoder.arrow_type)
-    except (pa.ArrowException, TypeError, ValueError) as exc:
-        raise PayloadError(f"{_where(batch, 0)}: decoded {plan.format.side}s do not build the column type "
-                           f"{decoder.arrow_type}: {exc}") from None
+    except (pa.ArrowException, TypeError, ValueError):
+        # A decoded value the column cannot hold (JSON's "\ud800", a lone surrogate, is a str that UTF-8 cannot
+        # encode): that record is bad like one that does not decode, the others stand.
+        for at, row in enumerate(rows):
+            if values[at] is None:
+                continue
+            try:
+                pa.array([values[at]], type=decoder.arrow_type)
+            except (pa.ArrowException, TypeError, ValueError) as exc:
+                values[at] = None
+                bad(row, PayloadError(f"the decoded value does not fit the column type {decoder.arrow_type}: "
+                                      f"{exc}"))
+        decoded = pa.array(values, type=decoder.arrow_type)
     if rest is None:
         return decoded, errors
     return _merge(len(column), blocks, rest, decoded), errors

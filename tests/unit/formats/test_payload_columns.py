@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from harness.schema_registry import RegistryServer
@@ -90,6 +90,29 @@ def test_bad_records_fail_with_their_offset_or_are_kept_with_reason_and_bytes(re
     reasons = kept.column("valueError").to_pylist()
     assert reasons[0] is None and all(reasons[1:])
     assert "31337" in reasons[2]
+
+
+def test_a_value_the_column_cannot_hold_is_that_records_error_alone(registry: RegistryServer) -> None:
+    # JSON's "\\ud800" (a lone surrogate) decodes to a str that no Arrow string holds: its record fails (FAILFAST,
+    # naming its offset) or is kept with the reason (PERMISSIVE); the batch's other records stand.
+    schema = {"type": "object", "properties": {"id": {"type": "integer"}, "note": {"type": "string"}}}
+    schema_id = SchemaRegistryClient({"url": registry.url}).register_schema(f"{TOPIC}-value",
+                                                                             Schema(json.dumps(schema), "JSON"))
+    payloads = [b'{"id": 1, "note": "fine"}', b'{"id": 2, "note": "\\ud800"}', b'{"id": 3, "note": "\\u00e9"}']
+    batch = kafka_batch([frame(schema_id, p) for p in payloads])
+    options = {"valueFormat": "json-schema", "schema.registry.url": registry.url}
+    strict = payload_options(options)
+    assert strict is not None
+    with pytest.raises(PayloadError, match=r"payments \[2\] offset 41: the value does not decode with .*does not "
+                                           r"fit the column type .*surrogates not allowed"):
+        decode_batch(batch, plan_payloads(strict, (TOPIC,)))
+    permissive = payload_options({**options, "mode": "PERMISSIVE"})
+    assert permissive is not None
+    kept = decode_batch(batch, plan_payloads(permissive, (TOPIC,)))
+    assert kept.column("value").to_pylist() == [{"id": 1, "note": "fine"}, None, {"id": 3, "note": "\u00e9"}]
+    reasons = kept.column("valueError").to_pylist()
+    assert reasons[0] is None and reasons[2] is None and "surrogates not allowed" in reasons[1]
+    assert kept.column("rawValue").to_pylist()[1] == batch.column("value")[1].as_py()
 
 
 def test_options_are_checked_before_any_request() -> None:
