@@ -192,8 +192,8 @@ def _changes(records: DataFrame, capture: ChangeCapture, table_schema: StructTyp
              value_schema: StructType | None) -> BatchChanges:
     from pyspark.sql import functions as F
 
-    # Three passes read the records (the summary, the keyless check, the MERGE's rows): the JSON is parsed by
-    # the first, which caches the parsed columns; a parse per pass took most of a batch's time.
+    # Two passes read the records (the summary, the MERGE's rows; a third names a keyless record when the MERGE
+    # refuses one): the JSON is parsed by the first, which caches the parsed columns.
     summary = records.agg(
         F.count(F.lit(1)).alias("records"),
         F.expr("schema_of_variant_agg(CASE WHEN _bad IS NULL AND _op IN ('c', 'r', 'u') THEN _row END)")

@@ -10,7 +10,7 @@ with SchemaRegistryError, whatever the mode, and Spark's retry of the task reads
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -121,22 +121,33 @@ def _decode_side(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan,
                                       f"{schema_id}: {exc}", exc.status, exc.error_code) from None
     try:
         decoded = pa.array(values, type=decoder.arrow_type)
-    except (pa.ArrowException, TypeError, ValueError):
+    except (pa.ArrowException, TypeError, ValueError) as exc:
         # A decoded value the column cannot hold (JSON's "\ud800", a lone surrogate, is a str that UTF-8 cannot
-        # encode): that record is bad like one that does not decode, the others stand.
-        for at, row in enumerate(rows):
-            if values[at] is None:
-                continue
-            try:
-                pa.array([values[at]], type=decoder.arrow_type)
-            except (pa.ArrowException, TypeError, ValueError) as exc:
-                values[at] = None
-                bad(row, PayloadError(f"the decoded value does not fit the column type {decoder.arrow_type}: "
-                                      f"{exc}"))
+        # encode): that record is bad like one that does not decode, the others stand. When no value alone is at
+        # fault, the column as a whole is.
+        if not _drop_misfits(values, rows, decoder.arrow_type, bad):
+            raise PayloadError(f"{_where(batch, 0)}: decoded {plan.format.side}s do not build the column type "
+                               f"{decoder.arrow_type}: {exc}") from None
         decoded = pa.array(values, type=decoder.arrow_type)
     if rest is None:
         return decoded, errors
     return _merge(len(column), blocks, rest, decoded), errors
+
+
+def _drop_misfits(values: list[Any], rows: Sequence[int], arrow_type: pa.DataType,
+                  bad: Callable[[int, PayloadError], None]) -> bool:
+    """Null each value that `arrow_type` cannot hold, reporting it to `bad` by its row; whether any was."""
+    found = False
+    for at, row in enumerate(rows):
+        if values[at] is None:
+            continue
+        try:
+            pa.array([values[at]], type=arrow_type)
+        except (pa.ArrowException, TypeError, ValueError) as exc:
+            values[at] = None
+            found = True
+            bad(row, PayloadError(f"the decoded value does not fit the column type {arrow_type}: {exc}"))
+    return found
 
 
 def _blocks(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan, options: PayloadOptions, decoder: Any
