@@ -165,7 +165,8 @@ def _blocks(batch: pa.RecordBatch, column: pa.Array, plan: SidePlan, options: Pa
         try:
             if group.schema_id != plan.reader.id and options.restart_on_new_schema:
                 _refuse_newer(plan, options, group.schema_id, batch, int(rows[0]))
-            found = decode_group(decoder, group, column.take(pa.array(rows)))
+            # a batch of one schema id (the usual case) is its own group: no copy of the column
+            found = decode_group(decoder, group, column if len(rows) == len(column) else column.take(pa.array(rows)))
         except (SchemaChangedError, SchemaRegistryError) as exc:
             deferred[int(rows[0])] = exc
             continue
@@ -202,6 +203,8 @@ def _column_path(fmt: str, decoder: Any
 
 def _merge(size: int, blocks: list[tuple[np.ndarray, pa.Array]], rest: np.ndarray, decoded: pa.Array) -> pa.Array:
     """One column of `size` rows from the column-wise groups and the per-record values of the `rest` rows."""
+    if len(blocks) == 1 and len(blocks[0][1]) == size:
+        return blocks[0][1]  # every row from one group, in order: nothing to put in place
     parts = [values for _, values in blocks] + [decoded]
     where = np.empty(size, dtype=np.int64)
     at = 0

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kafka_spark.formats.avro.block import container, read_container, reader_available
+from kafka_spark.formats.avro.block import container_parts, framed_schema, read_container, reader_available
 from kafka_spark.formats.avro.codec import AvroDecoder, parse_registered
 from kafka_spark.formats.avro.guard import risks
 from kafka_spark.formats.avro.resolve import Resolver, Unsupported
@@ -70,7 +70,7 @@ def decode_group(decoder: AvroDecoder, schema_id: int, framed: pa.Array) -> tupl
     try:
         # the first record as the per-record path decodes it: the values of reader fields the writer lacks
         sample = decoder.decode(schema_id, (), rows[0].as_py()[_FRAMING:])
-        table = read_container(container(writer.container_schema, rows))
+        table = read_container(container_parts(writer.container_schema, rows), len(rows))
         if table.num_rows != len(rows):
             return None
         reader = decoder.parsed_reader()[0]
@@ -107,16 +107,18 @@ def _prepare(decoder: AvroDecoder, registered: RegisteredSchema | None) -> _Writ
         return "no Avro schema of that id"
     try:
         schema, named = parse_registered(registered)
-        container_schema = json.dumps(normalize(json.loads(registered.schema), _NATIVE_LOGICAL))
+        container_schema = framed_schema(normalize(json.loads(registered.schema), _NATIVE_LOGICAL))
     except ValueError as exc:
         return str(exc)
+    if container_schema is None:
+        return "the writer schema is not a record"
     reader, reader_named = decoder.parsed_reader()
     if any(risks(schema, named)) or any(risks(reader, reader_named)):
         return "a recursive schema or one with items of zero bytes"
     gap = _unreadable(schema, named)
     if gap is not None:
         return gap
-    return _Writer(schema, named, container_schema, Resolver(named, reader_named))
+    return _Writer(schema, named, json.dumps(container_schema), Resolver(named, reader_named))
 
 
 def _unreadable(schema: Any, named: dict[str, Any]) -> str | None:

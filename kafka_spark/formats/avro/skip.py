@@ -22,19 +22,29 @@ from kafka_spark.formats.avro.types import definition
 # which keeps the walk's cost bounded by the batch rather than by one record's array.
 MAX_ROUNDS = 1024
 _FIXED_WIDTH = {"boolean": 1, "float": 4, "double": 8}
-_VARINT_BYTES = 10
 _INT32 = (-(1 << 31), (1 << 31) - 1)
+_HIGH_BITS = np.uint64(0x8080808080808080)
+_SIZES = np.uint64(0x0102030405060708)
+
+
+def _pack7(word: np.ndarray) -> np.ndarray:
+    """The 7-bit groups of each byte of `word` (little-endian) packed into one number: 56 bits at most."""
+    x = word & np.uint64(0x7F7F7F7F7F7F7F7F)
+    x = (x & np.uint64(0x007F007F007F007F)) | ((x & np.uint64(0x7F007F007F007F00)) >> np.uint64(1))
+    x = (x & np.uint64(0x00003FFF00003FFF)) | ((x & np.uint64(0x3FFF00003FFF0000)) >> np.uint64(2))
+    return (x & np.uint64(0x000000000FFFFFFF)) | ((x & np.uint64(0x0FFFFFFF00000000)) >> np.uint64(4))
 
 
 class _Walk:
     """Cursors (`pos`) of every datum in `data`, `end` its limit, `ok` False once a datum is refused."""
 
     def __init__(self, data: np.ndarray, starts: np.ndarray, ends: np.ndarray, named: Mapping[str, Any]) -> None:
-        self.data = data
+        self.data = data if len(data) else np.zeros(1, np.uint8)  # reads past the end clip to a byte of it
         self.pos = starts.astype(np.int64, copy=True)
         self.end = ends.astype(np.int64, copy=False)
         self.ok = np.ones(len(starts), dtype=bool)
         self.named = named
+        self._aligned: np.ndarray | None = None
 
     def refuse(self, idx: np.ndarray, bad: np.ndarray) -> np.ndarray:
         """Mark idx[bad] refused; the indexes still walked."""
@@ -43,47 +53,79 @@ class _Walk:
             return idx[~bad]
         return idx
 
-    def varint(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(the zigzag-decoded longs at the cursors of `idx`, the indexes whose varint was whole); cursors move."""
-        value, whole = self.varints(idx)
-        return value[whole], idx[whole]
+    def varint(self, idx: np.ndarray, value: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """(the zigzag-decoded longs at the cursors of `idx`, the indexes whose varint was whole); cursors move.
+        With `value` False only the sizes are found (a long's value is never checked) and the longs are zeros."""
+        decoded, whole = self.varints(idx, value)
+        return decoded[whole], idx[whole]
 
-    def varints(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def varints(self, idx: np.ndarray, value: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(the zigzag-decoded longs at the cursors of `idx`, whether each was whole); the broken ones refused."""
         full = len(idx) == len(self.pos)  # every datum, in order (the top level of most schemas): no gathers
         start, end = (self.pos.copy(), self.end) if full else (self.pos[idx], self.end[idx])
-        # most varints are one byte: those are done here at once, the rest byte by byte below
+        if not value:  # a long: ids, counters and times are mostly longer than a byte, read as words at once
+            raw, size, whole = self._words_varints(start, end, value)
+            return self._moved(idx, full, raw, size, whole)
+        # lengths, branches and symbols are mostly one byte: those are done with one read of a byte each
         byte = self.data.take(start, mode="clip")
-        inside = start < end
-        ends = (byte < 0x80) & inside
-        value = byte.astype(np.uint64)
-        size = ends.astype(np.int64)
-        whole = ends
-        live = np.flatnonzero(~ends & inside)
-        if len(live):
-            value[live] &= np.uint64(0x7F)
-            whole = ends.copy()
-        for j in range(1, _VARINT_BYTES):
-            if len(live) == 0:
-                break
-            at = start[live] + j
-            inside = at < end[live]
-            byte = self.data.take(at, mode="clip")
-            value[live] |= (byte & 0x7F).astype(np.uint64) << np.uint64(7 * j)
-            ends = (byte < 0x80) & inside
-            if j == _VARINT_BYTES - 1:
-                ends &= byte <= 1  # the 10th byte holds the 64th bit alone: more overflows a long
-            size[live[ends]] = j + 1
-            whole[live[ends]] = True
-            live = live[~ends & inside]
-        decoded = (value >> np.uint64(1)).astype(np.int64) ^ -(value & np.uint64(1)).astype(np.int64)
+        ends = (byte < 0x80) & (start < end)
+        live = np.flatnonzero(~ends)
+        if len(live) * 2 > len(start):  # mostly longer (counters, ids, times): every one read as a word
+            raw, size, whole = self._words_varints(start, end, value)
+        else:
+            raw, size, whole = byte.astype(np.uint64), ends.astype(np.int64), ends
+            if len(live):
+                whole = ends.copy()
+                raw[live], size[live], whole[live] = self._words_varints(start[live], end[live], value)
+        return self._moved(idx, full, raw, size, whole)
+
+    def _moved(self, idx: np.ndarray, full: bool, raw: np.ndarray, size: np.ndarray,
+               whole: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        decoded = (raw >> np.uint64(1)).astype(np.int64) ^ -(raw & np.uint64(1)).astype(np.int64)
         if full:
             self.pos += size
         else:
             self.pos[idx] += size
-        if len(live) or not whole.all():
+        if not whole.all():
             self.ok[idx[~whole]] = False
         return decoded, whole
+
+    def _words_varints(self, start: np.ndarray, end: np.ndarray,
+                       value: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(raw value, size, whole) of the varints at `start`: eight bytes read as one word, the first byte under
+        0x80 found by its bit, the 7-bit groups packed in three steps; nine and ten bytes from the two after."""
+        word = self._words(start)
+        stops = ~word & _HIGH_BITS  # the high bit of each byte that may end the varint
+        first = stops & (np.uint64(0) - stops)  # the lowest one alone: bit 8k+7 when byte k ends it
+        # k+1 from 256^k times the bytes 8..1 (their top byte is 8-(7-k)), no branch per row
+        size = (((first >> np.uint64(7)) * _SIZES) >> np.uint64(56)).astype(np.int64)
+        raw = _pack7(word & ((first << np.uint64(1)) - np.uint64(1))) if value else np.zeros(len(start), np.uint64)
+        rest = np.flatnonzero(size == 0)
+        if len(rest):  # eight bytes of continuation: the 9th ends it, or the 10th with the 64th bit alone
+            at = start[rest] + 8
+            ninth = self.data.take(at, mode="clip").astype(np.uint64)
+            tenth = self.data.take(at + 1, mode="clip").astype(np.uint64)
+            nine = ninth < 0x80
+            ten = ~nine & (tenth <= 1)
+            if value:
+                raw[rest] |= ((ninth & np.uint64(0x7F)) << np.uint64(56)) | np.where(ten, tenth << np.uint64(63),
+                                                                                     np.uint64(0))
+            size[rest] = np.where(nine, 9, np.where(ten, 10, 0))
+        whole = (size > 0) & (start + size <= end)
+        return raw, size, whole
+
+    def _words(self, start: np.ndarray) -> np.ndarray:
+        """The eight bytes at each of `start` as a little-endian word (zeros past the data): two aligned reads."""
+        if self._aligned is None:
+            padded = np.zeros((len(self.data) + 23) // 8 * 8, np.uint8)
+            padded[:len(self.data)] = self.data
+            self._aligned = padded.view("<u8")
+        slot = start >> 3
+        shift = ((start & 7) << 3).astype(np.uint64)
+        # a shift by 64 gives 0 in numpy: an aligned start takes nothing of the next word; cursors of datums refused
+        # already may lie anywhere (clipped: what they read no longer matters)
+        low = self._aligned.take(slot, mode="clip")
+        return (low >> shift) | (self._aligned.take(slot + 1, mode="clip") << (np.uint64(64) - shift))
 
     def advance(self, idx: np.ndarray, width: np.ndarray | int) -> np.ndarray:
         """Move the cursors of `idx` by `width` bytes; refuse those that would pass their datum's end."""
@@ -108,7 +150,7 @@ class _Walk:
         if kind in _FIXED_WIDTH:
             return self.advance(idx, _FIXED_WIDTH[kind])
         if kind in ("int", "long", "enum"):
-            value, idx = self.varint(idx)
+            value, idx = self.varint(idx, kind != "long")
             if kind == "int":
                 return self.refuse(idx, (value < _INT32[0]) | (value > _INT32[1]))
             if kind == "enum":

@@ -185,3 +185,41 @@ def test_framed_groups_split_by_schema_id_in_order_of_first_row() -> None:
 def test_fuzz_any_bytes_decode_by_block_as_per_record_or_are_left_to_it(payloads: list[bytes]) -> None:
     decoder = avro_decoder(RegisteredSchema(json.dumps(ORDER), id=1), Schemas({1: ORDER}))
     check_block(decoder, 1, payloads)
+
+
+def _reference_varint(data: bytes, start: int, end: int) -> tuple[int, int] | None:
+    """(zigzag-decoded long, size) of the varint at `start`, read a byte at a time; None when it is not whole."""
+    raw = 0
+    for j in range(10):
+        if start + j >= end or (j == 9 and data[start + j] > 1):
+            return None
+        raw |= (data[start + j] & 0x7F) << (7 * j)
+        if data[start + j] < 0x80:
+            return (raw >> 1) ^ -(raw & 1), j + 1
+    return None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(
+    st.integers(-(1 << 63), (1 << 63) - 1).map(lambda v: encode({"type": "long"}, v)),
+    st.binary(max_size=12)).flatmap(lambda b: st.tuples(st.integers(0, len(b)), st.binary(max_size=2)).map(
+        lambda c: b[:c[0]] + c[1] if c[0] < len(b) else b + c[1])), min_size=1, max_size=40),
+    st.booleans())
+def test_varints_of_every_size_read_as_words_equal_a_byte_at_a_time(items: list[bytes], value: bool) -> None:
+    import numpy as np
+
+    from kafka_spark.formats.avro.skip import _Walk
+
+    blob = b"".join(items)
+    ends = np.cumsum([len(i) for i in items], dtype=np.int64)
+    starts = ends - np.array([len(i) for i in items], dtype=np.int64)
+    walk = _Walk(np.frombuffer(blob, np.uint8), starts, ends, {})
+    decoded, whole = walk.varints(np.arange(len(items), dtype=np.int64), value)
+    for i, (start, end) in enumerate(zip(starts.tolist(), ends.tolist(), strict=True)):
+        want = _reference_varint(blob, start, end)
+        assert bool(whole[i]) == (want is not None), items[i].hex()
+        assert bool(walk.ok[i]) == (want is not None)
+        if want is not None:
+            assert walk.pos[i] == start + want[1]
+            if value:
+                assert decoded[i] == want[0], items[i].hex()
