@@ -16,8 +16,10 @@ under `<topic>-value`, framed in Confluent's wire format and produced once to a 
 - ceilings: fastavro alone over the bare payloads, our decoder as a task runs it (`decode_batch`: framing, decode,
   the column) over Arrow batches of the framed values, per record (KAFKA_SPARK_AVRO_BLOCK=0: fastavro) and with
   the block path (one in-memory Avro container per schema id, DataFusion's reader), all in this process on one
-  core (rated per CPU second: DataFusion may use a second thread); and `format("pykafka")` without decoding
-  into noop, the source's own floor on these bytes.
+  core (rated per CPU second: DataFusion may use a second thread); `format("pykafka")` without decoding
+  into noop, the source's own floor on these bytes; and the decoded rows themselves, made beforehand (Arrow IPC
+  files, one a partition, outside the clock) and yielded by a Python source that does nothing else
+  (`bench/ceiling_source.py`'s `ipc-ceiling`) into noop: what handing Spark these rows costs any Python source.
 
 Spark runs are timed from `load()` (planning, and for pykafka the registry lookup, are the user's time too) to
 the action's end. Every run is checked: the Spark noop runs carry an observation (count, and the sum of the
@@ -49,6 +51,8 @@ sys.path.insert(0, str(ROOT / "tests"))  # the test registry server (harness.sch
 
 from bench.avro_decode import SCHEMA, SCHEMAS, payloads  # noqa: E402
 from bench.avro_report import BY_NAME, CONTENDERS, PARTITIONS, Sample, markdown, summarize, write  # noqa: E402
+from bench.ceiling_source import IPC_NAME  # noqa: E402
+from bench.ceiling_source import register as register_ceiling  # noqa: E402
 from bench.installed import compile_package  # noqa: E402
 
 SPARK_CONF = {"spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2"}
@@ -153,6 +157,8 @@ class Runner:
     def __init__(self, node: Any, registry_url: str, spark: Any, jvm_pid: int | None) -> None:
         self.node, self.registry_url, self.spark, self.jvm_pid = node, registry_url, spark, jvm_pid
         self._inputs: dict[str, tuple[list[bytes], list[Any]]] = {}
+        self._decoded: dict[str, tuple[list[str], str]] = {}
+        self._folders: list[Path] = []
 
     def run(self, name: str, data: Dataset) -> Sample:
         if name == "fastavro":
@@ -161,6 +167,8 @@ class Runner:
             return self._decode_batch(data, block=name == "decode-block")
         if name.startswith("delta-"):
             return self._delta(name, data)
+        if name == "decoded-rows" and data.topic not in self._decoded:
+            self._decoded[data.topic] = self._decode_to_files(data)  # made once, outside the clock
         return self._noop(name, data)
 
     def expected(self, name: str, data: Dataset) -> int:
@@ -198,6 +206,8 @@ class Runner:
                 df = self._reader("pykafka", data)
             elif name == "kafka-from_avro":
                 df = self._from_avro(data)
+            elif name == "decoded-rows":
+                df = self._decoded_rows(data)
             else:
                 raise ValueError(name)
             total = F.sum(F.length("value")) if name == "pykafka-raw" else F.sum("value.id")
@@ -238,6 +248,54 @@ class Runner:
         if loaded is not None and loaded != row["n"]:
             raise RuntimeError(f"{name}: load reported {loaded} rows, the table holds {row['n']}")
         return Sample(int(row["n"]), int(row["ids"] or 0), seconds, mem.peak_worker_mb)
+
+    def _decoded_rows(self, data: Dataset) -> Any:
+        """The records as `format("pykafka")` with valueFormat=avro hands them to Spark, decoded beforehand into
+        Arrow IPC files (one a partition), read back by a source that only yields them."""
+        files, ddl = self._decoded[data.topic]
+        return self.spark.read.format(IPC_NAME).option("files", ",".join(files)).option("ddl", ddl).load()
+
+    def _decode_to_files(self, data: Dataset) -> tuple[list[str], str]:
+        import pyarrow as pa
+
+        from kafka_spark.formats.columns import decode_batch
+        from kafka_spark.formats.options import payload_options
+        from kafka_spark.formats.plan import plan_payloads
+        from kafka_spark.formats.spark_ddl import struct_fields_ddl
+
+        options = payload_options({"valueFormat": "avro", "schema.registry.url": self.registry_url})
+        assert options is not None
+        plan = plan_payloads(options, (data.topic,))
+        folder = Path(tempfile.mkdtemp(prefix="avro-bench-rows-"))
+        self._folders.append(folder)
+        files, schema = [], None
+        for partition in range(PARTITIONS):
+            path = str(folder / f"part-{partition}.arrow")
+            values = data.framed[partition::PARTITIONS]  # produce() spreads record i to partition i % PARTITIONS
+            writer = None
+            for at in range(0, len(values), CEILING_CHUNK):
+                chunk = values[at:at + CEILING_CHUNK]
+                n = len(chunk)
+                decoded = decode_batch(pa.RecordBatch.from_arrays([pa.array(chunk, pa.binary())], names=["value"]),
+                                       plan).column("value")
+                batch = pa.RecordBatch.from_arrays([
+                    pa.nulls(n, pa.binary()), decoded, pa.array([data.topic] * n, pa.string()),
+                    pa.array([partition] * n, pa.int32()), pa.array(range(at, at + n), pa.int64()),
+                    pa.array([0] * n, pa.int64()).cast(pa.timestamp("us", tz="UTC")), pa.array([0] * n, pa.int32()),
+                ], names=["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"])
+                if writer is None:
+                    schema = batch.schema
+                    writer = pa.ipc.new_file(path, schema)
+                writer.write_batch(batch)
+            assert writer is not None
+            writer.close()
+            files.append(path)
+        assert schema is not None
+        return files, struct_fields_ddl(pa.struct(list(schema)))
+
+    def close(self) -> None:
+        for folder in self._folders:
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _memory(self, name: str) -> Any:
         from bench.rss import WorkerMemory
@@ -390,6 +448,7 @@ def main(argv: list[str] | None = None) -> int:
             spark = local_spark("kafka-spark-avro-bench", extra=SPARK_CONF)
             cores = spark.sparkContext.defaultParallelism
             result["meta"]["cores"] = cores
+            register_ceiling(spark)
             runner = Runner(node, registry.url, spark, spark_jvm_pid())
             # Not recorded: JIT and class loading (Kafka, Avro, Delta), Python workers and their imports, the
             # workers' decoders, on every contender.
@@ -404,7 +463,10 @@ def main(argv: list[str] | None = None) -> int:
                 result["meta"]["seconds"] = time.monotonic() - began
                 write(args.out, stamp, result)
 
-            save(measure(runner, data, names, runs, cores, save))
+            try:
+                save(measure(runner, data, names, runs, cores, save))
+            finally:
+                runner.close()
     finally:
         if spark is not None:
             spark.stop()

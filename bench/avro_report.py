@@ -31,6 +31,7 @@ CONTENDERS = [
     Contender("decode-batch", "ceiling", "our decoder per record: decode_batch with fastavro, one process"),
     Contender("decode-block", "ceiling", "our decoder, block path: decode_batch with DataFusion, one process"),
     Contender("pykafka-raw", "ceiling", 'format("pykafka") without decoding → noop'),
+    Contender("decoded-rows", "ceiling", "the decoded rows, made beforehand, from a Python source → noop"),
 ]
 BY_NAME = {c.name: c for c in CONTENDERS}
 # The ceilings' per-core rates are compared with the noop reference: the same decode, no sink.
@@ -98,6 +99,11 @@ def analysis(results: dict[str, Any], data: dict[str, Any], cores: int) -> list[
                      f"{extra:.2f} s ({extra / ours['median_s']:.0%} of the decoded read), against "
                      f"{decode_s:.2f} s for the decode alone at the ceiling's rate on {cores} cores "
                      f"(floor + decode = {raw['median_s'] + decode_s:.2f} s; measured {ours['median_s']:.2f} s).")
+    rows = results.get("decoded-rows")
+    if ours and rows:
+        lines.append(f"- Handing Spark these rows already decoded (a Python source that only yields them) takes "
+                     f"{rows['median_s']:.2f} s: the bridge's floor for this record, "
+                     f"{rows['median_s'] / ours['median_s']:.0%} of our decoded read.")
     fast, ref = results.get("fastavro"), results.get("kafka-from_avro")
     if fast and ref:
         lines.append(f"- Per core, fastavro alone decodes {_m(fast['records_per_s'])} records/s; Spark's from_avro "

@@ -57,7 +57,7 @@ class _Walk:
         """(the zigzag-decoded longs at the cursors of `idx`, the indexes whose varint was whole); cursors move.
         With `value` False only the sizes are found (a long's value is never checked) and the longs are zeros."""
         decoded, whole = self.varints(idx, value)
-        return decoded[whole], idx[whole]
+        return (decoded, idx) if whole.all() else (decoded[whole], idx[whole])
 
     def varints(self, idx: np.ndarray, value: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """(the zigzag-decoded longs at the cursors of `idx`, whether each was whole); the broken ones refused."""
@@ -163,14 +163,60 @@ class _Walk:
         if kind == "fixed":
             return self.advance(idx, int(node["size"]))
         if kind in ("record", "error"):
+            run: list[int | None] = []  # consecutive fields of longs (None) and fixed widths, walked as one
             for f in node["fields"]:
+                width = self._plain(f["type"])
+                if width != -1:
+                    run.append(width)
+                    continue
+                idx = self._run(run, idx)
+                run = []
                 idx = self.node(f["type"], idx)
-            return idx
+            return self._run(run, idx)
         if kind == "array":
             return self._blocks(idx, (node["items"],))
         if kind == "map":
             return self._blocks(idx, ("string", node["values"]))
         raise ValueError(f"Avro type {kind!r} is not walked")
+
+    def _plain(self, node: Any) -> int | None:
+        """A value's width when fixed, None for a long (its value is never checked), -1 for anything else."""
+        node = definition(node, self.named)
+        kind = node if isinstance(node, str) else node["type"] if isinstance(node, dict) else None
+        if kind == "long":
+            return None
+        if kind in _FIXED_WIDTH:
+            return _FIXED_WIDTH[kind]
+        return int(node["size"]) if kind == "fixed" else -1
+
+    def _run(self, run: list[int | None], idx: np.ndarray) -> np.ndarray:
+        """Walk a run of longs and fixed widths with one bounds check at its end: cursors only move forward, so a
+        datum whose cursor passes its end in the run is past it after the run too."""
+        if not run or len(idx) == 0:
+            return idx
+        full = len(idx) == len(self.pos)
+        pos = self.pos if full else self.pos[idx]
+        end = self.end if full else self.end[idx]
+        skip = 0
+        for width in run:
+            if width is not None:
+                skip += width
+                continue
+            if skip:
+                pos += skip
+                skip = 0
+            word = self._words(pos)
+            stops = ~word & _HIGH_BITS
+            size = ((((stops & (np.uint64(0) - stops)) >> np.uint64(7)) * _SIZES) >> np.uint64(56)).view(np.int64)
+            longer = np.flatnonzero(size == 0)
+            if len(longer):  # nine or ten bytes, or a broken varint: sized to pass the datum's end
+                _, sizes, whole = self._words_varints(pos[longer], end[longer], False)
+                size[longer] = np.where(whole, sizes, np.maximum(end[longer] - pos[longer], 0) + 1)
+            pos += size
+        pos += skip
+        if not full:
+            self.pos[idx] = pos
+        return self.refuse(idx, pos > end)
 
     def _union(self, members: list[Any], idx: np.ndarray) -> np.ndarray:
         branch, idx = self.varint(idx)

@@ -223,3 +223,33 @@ def test_varints_of_every_size_read_as_words_equal_a_byte_at_a_time(items: list[
             assert walk.pos[i] == start + want[1]
             if value:
                 assert decoded[i] == want[0], items[i].hex()
+
+
+RUN = {"type": "record", "name": "Run", "fields": [
+    {"name": "a", "type": "long"}, {"name": "b", "type": "long"}, {"name": "x", "type": "double"},
+    {"name": "f", "type": {"type": "fixed", "name": "F", "size": 3}}, {"name": "c", "type": "long"},
+    {"name": "flag", "type": "boolean"}, {"name": "s", "type": "string"}, {"name": "d", "type": "long"}]}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(
+    st.fixed_dictionaries({k: st.integers(-(1 << 63), (1 << 63) - 1) for k in "abcd"}).map(
+        lambda v: encode(RUN, {**v, "x": 0.5, "f": b"xyz", "flag": True, "s": "ok"})),
+    st.binary(max_size=40)).flatmap(lambda b: st.tuples(st.integers(0, len(b)), st.binary(max_size=3)).map(
+        lambda c: b[:c[0]] + c[1] if c[0] < len(b) else b + c[1])), min_size=1, max_size=20))
+def test_runs_of_longs_and_fixed_widths_decode_by_block_as_per_record_or_are_left(payloads: list[bytes]) -> None:
+    """Longs of every size (ten bytes for the extremes), fixed widths between them, cut or extended anywhere."""
+    decoder = avro_decoder(RegisteredSchema(json.dumps(RUN), id=1), Schemas({1: RUN}))
+    check_block(decoder, 1, payloads)
+
+
+def test_a_run_takes_the_longest_longs_and_refuses_an_eleventh_byte() -> None:
+    values = [{"a": -(1 << 63), "b": (1 << 63) - 1, "c": 1 << 56, "d": -(1 << 55)},
+              {"a": 0, "b": -1, "c": 300, "d": 1 << 40}]
+    good = [encode(RUN, {**v, "x": 1.5, "f": b"abc", "flag": False, "s": "hé"}) for v in values]
+    overlong = b"\x80" * 10 + b"\x00" + good[1][1:]  # `a` as an 11-byte varint of 0
+    decoder = avro_decoder(RegisteredSchema(json.dumps(RUN), id=1), Schemas({1: RUN}))
+    found = decode_group(decoder, 1, pa.array([frame(1, p) for p in [*good, overlong]], pa.binary()))
+    assert found is not None
+    assert found[0].tolist() == [True, True, False]
+    assert check_block(decoder, 1, good) == 2
