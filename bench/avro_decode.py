@@ -126,6 +126,16 @@ def best_times(cases: dict[str, Callable[[], object]], rounds: int) -> dict[str,
     return best
 
 
+def print_rates(best: dict[str, tuple[float, float]], n: int, per_record: str) -> None:
+    """Each case's records/s on the wall clock and per CPU second, and its ratios to fastavro alone and to the
+    case named `per_record` (the per-record path)."""
+    peer = best["fastavro (dicts, logical types applied)"][1]
+    base = best[per_record][1]
+    print(f"  {'':42s} {'records/s':>12s} {'per CPU s':>12s} {'x fastavro':>10s} {'x per record':>12s}")
+    for name, (wall, cpu) in best.items():
+        print(f"  {name:42s} {n / wall:>12,.0f} {n / cpu:>12,.0f} {peer / cpu:10.2f} {base / cpu:12.2f}")
+
+
 def batch_cases(data: list[bytes], chunk: int, schema: dict = SCHEMA) -> dict[str, Callable[[], object]]:
     """decode_batch over Arrow batches of the framed values, with the block path and without; the raw floor."""
     root = Path(__file__).resolve().parent.parent
@@ -171,15 +181,20 @@ def batch_cases(data: list[bytes], chunk: int, schema: dict = SCHEMA) -> dict[st
     return cases
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def bench_args(doc: str | None, chunk: int) -> tuple[argparse.Namespace, int]:
+    """The one-process benches' command line (--quick, --records, --chunk, --schema) and the record count."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="10,000 records instead of 100,000")
     parser.add_argument("--records", type=int, help="records (default 100,000; quick 10,000)")
-    parser.add_argument("--chunk", type=int, default=50_000, help="records per Arrow batch (default 50,000)")
+    parser.add_argument("--chunk", type=int, default=chunk, help=f"records per Arrow batch (default {chunk:,})")
     parser.add_argument("--schema", choices=sorted(SCHEMAS), default="order",
                         help="the 10-field order (default) or a wide record of 50 fields")
     args = parser.parse_args()
-    n = args.records or (10_000 if args.quick else 100_000)
+    return args, args.records or (10_000 if args.quick else 100_000)
+
+
+def main() -> None:
+    args, n = bench_args(__doc__, 50_000)
     chunk = args.chunk
     chosen = SCHEMAS[args.schema]
     data = payloads(n, chosen)
@@ -204,12 +219,7 @@ def main() -> None:
         **batch_cases(data, chunk, chosen),
     }
     print(f"{n:,} records of {sum(map(len, data)) / n:.0f} bytes, Arrow batches of {chunk:,}, one process")
-    best = best_times(cases, rounds=5)
-    peer = best["fastavro (dicts, logical types applied)"][1]
-    per_record = best["decode_batch, per record"][1]
-    print(f"  {'':42s} {'records/s':>12s} {'per CPU s':>12s} {'x fastavro':>10s} {'x per record':>12s}")
-    for name, (wall, cpu) in best.items():
-        print(f"  {name:42s} {n / wall:>12,.0f} {n / cpu:>12,.0f} {peer / cpu:10.2f} {per_record / cpu:12.2f}")
+    print_rates(best_times(cases, rounds=5), n, "decode_batch, per record")
 
 
 if __name__ == "__main__":

@@ -13,10 +13,11 @@ import datetime
 import decimal
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from kafka_spark.errors import ConfigError, PayloadError, SchemaRegistryError
@@ -338,19 +339,73 @@ def json_ready(value: Any) -> Any:
     return value
 
 
-def encode_side(side: WriteSide, settings: RegistrySettings, values: Sequence[Any],
-                topics: str | Sequence[str]) -> list[bytes | None]:
-    """Each value framed with the writer schema of its row's topic (`topics`: one for all rows, or one per row);
-    None stays None (a tombstone). PayloadError naming the row's topic, the subject and what does not fit."""
+def encode_side(side: WriteSide, settings: RegistrySettings, column: pa.Array,
+                topics: str | Sequence[str]) -> pa.Array:
+    """Each value of `column` framed with the writer schema of its row's topic (`topics`: one for all rows, or one
+    per row), as binary; null stays null (a tombstone). Avro is encoded column-wise, the rows of one writer at a
+    time (`avro.column_encode`), the rows it leaves per record. PayloadError naming the topic of the first row that
+    does not fit, the subject and why."""
+    from kafka_spark.formats.avro.column_encode import block_write_on
+
+    if side.format.format != "avro" or not block_write_on():
+        return pa.array(_framed(side, settings, column.to_pylist(), topics, range(len(column))), pa.binary())
+    from kafka_spark.formats.avro.codec import AvroEncoder
+    from kafka_spark.formats.avro.column_encode import encode_column, fill
+
+    writers: dict[str, tuple[SubjectWriter, np.ndarray | None]] = {}  # topic -> writer, its rows (None: all)
+    if isinstance(topics, str):
+        writers[topics] = (subject_writer(side, settings, topics), None)
+    else:
+        codes = pa.array(topics, pa.string()).dictionary_encode().indices.to_numpy(zero_copy_only=False)
+        present = np.flatnonzero(column.is_valid().to_numpy(zero_copy_only=False))
+        by_topic = present[np.argsort(codes[present], kind="stable")]  # each topic's rows together, in order
+        bounds = np.searchsorted(codes[by_topic], np.arange(int(codes.max(initial=0)) + 2))
+        # each topic's writer in the order the rows meet them, before any row is encoded (so a later topic's schema
+        # may be registered before an earlier row fails); when one fails, the per-record path says which error is first
+        try:
+            for code in sorted(np.unique(codes[present]), key=lambda c: by_topic[bounds[c]]):
+                mine = by_topic[bounds[code]:bounds[code + 1]]
+                writers[topics[mine[0]]] = (subject_writer(side, settings, topics[mine[0]]), mine)
+        except Exception:
+            return pa.array(_framed(side, settings, column.to_pylist(), topics, range(len(column))), pa.binary())
+    parts: list[pa.Array] = []
+    order: list[np.ndarray] = []
+    left: list[np.ndarray] = []
+    for writer, rows in writers.values():
+        part = column if rows is None else column.take(pa.array(rows))
+        assert isinstance(writer.encoder, AvroEncoder) and writer.schema.id is not None
+        done = encode_column(part, *writer.encoder.parsed_writer(), frame(writer.schema.id, b""))
+        if done is None:
+            done = pa.nulls(len(part), pa.binary()), np.flatnonzero(part.is_valid().to_numpy(zero_copy_only=False))
+        parts.append(done[0])
+        order.append(np.arange(len(part)) if rows is None else rows)
+        left.append(done[1] if rows is None else rows[done[1]])
+    if isinstance(topics, str):
+        out = parts[0]
+    else:  # every row in place; the rows of no writer are null
+        position = np.full(len(column), -1, np.int64)
+        everyone = np.concatenate(order) if order else np.zeros(0, np.int64)
+        position[everyone] = np.arange(len(everyone))
+        out = pa.concat_arrays([*parts, pa.nulls(1, pa.binary())]).take(pa.array(position, mask=position < 0))
+    rest = np.sort(np.concatenate(left)) if left else np.zeros(0, np.int64)
+    if not len(rest):
+        return out
+    payloads = _framed(side, settings, column.take(pa.array(rest)).to_pylist(), topics, rest.tolist())
+    return fill(out, rest, [p for p in payloads if p is not None])
+
+
+def _framed(side: WriteSide, settings: RegistrySettings, values: Sequence[Any], topics: str | Sequence[str],
+            rows: Iterable[int]) -> list[bytes | None]:
+    """Each of `values` (of `rows`) framed per record with its row's writer; the first that does not fit raises."""
     out: list[bytes | None] = []
     single = topics if isinstance(topics, str) else None
     writer: SubjectWriter | None = subject_writer(side, settings, single) if single is not None else None
     current = single
-    for i, value in enumerate(values):
+    for row, value in zip(rows, values, strict=True):
         if value is None:
             out.append(None)
             continue
-        topic = single if single is not None else topics[i]
+        topic = single if single is not None else topics[row]
         if writer is None or topic != current:
             writer, current = subject_writer(side, settings, topic), topic
         try:

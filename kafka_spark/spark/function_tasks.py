@@ -21,11 +21,11 @@ from kafka_spark.formats.encoding import (
     subject_writer,
     with_derived,
 )
-from kafka_spark.formats.model import PayloadDecoder, RegisteredSchema
+from kafka_spark.formats.model import PayloadDecoder, PayloadEncoder, RegisteredSchema
 from kafka_spark.formats.options import PayloadOptions
 from kafka_spark.formats.plan import SidePlan, decoder_for
 from kafka_spark.formats.registry.settings import RegistrySettings
-from kafka_spark.formats.registry.wire import split
+from kafka_spark.formats.registry.wire import frame, split
 
 if TYPE_CHECKING:
     from pyspark.sql.column import Column
@@ -133,6 +133,11 @@ class ColumnEncoding:
     def encoder(self, arrow_type: pa.DataType | None) -> tuple[Callable[[Any], bytes], str]:
         """The encoding of one value of the column's `arrow_type`, and the schema's description for messages;
         None when the type is not known, which is an error if the schema would be derived from it."""
+        encode, what, _, _ = self._encoding(arrow_type)
+        return encode, what
+
+    def _encoding(self, arrow_type: pa.DataType | None) -> tuple[Callable[[Any], bytes], str, PayloadEncoder, bytes]:
+        """`encoder`'s two, the payload encoder, and the framing written before each payload (b"" when plain)."""
         side = self.side
         if side is not None:
             assert self.registry is not None
@@ -140,7 +145,8 @@ class ColumnEncoding:
             if side.derived is None and not side.use_latest and fmt.schema_id is None and fmt.version is None:
                 side = with_derived(side, _known(arrow_type, self.function), side.write_id)
             writer = subject_writer(side, self.registry, "")
-            return writer.framed, writer.describe()
+            assert writer.schema.id is not None
+            return writer.framed, writer.describe(), writer.encoder, frame(writer.schema.id, b"")
         schema = self.inline or derived_schema(self.format, _known(arrow_type, self.function))
         encoder = encoder_for(self.format, schema, self.source or InlineSource(schema), self.message_name)
         fmt_name = self.format
@@ -148,18 +154,36 @@ class ColumnEncoding:
         def encode(value: Any) -> bytes:
             return encode_value(fmt_name, encoder, value)[1]
 
-        return encode, "the schema given" if self.inline is not None else "the schema derived from the column type"
+        what = "the schema given" if self.inline is not None else "the schema derived from the column type"
+        return encode, what, encoder, b""
 
     def values(self, column: pa.Array) -> pa.Array:
-        """The column's values encoded (null stays null); PayloadError naming what does not fit."""
-        encode, what = self.encoder(column.type)
+        """The column's values encoded (null stays null); PayloadError naming what does not fit. Avro is encoded
+        column-wise (`avro.column_encode`), the rows it leaves per record."""
+        from kafka_spark.formats.avro.codec import AvroEncoder
+        from kafka_spark.formats.avro.column_encode import block_write_on, encode_column, fill
+
+        encode, what, encoder, head = self._encoding(column.type)
+        done = None
+        if isinstance(encoder, AvroEncoder) and block_write_on():
+            done = encode_column(column, *encoder.parsed_writer(), head)
+        if done is None:
+            return pa.array(self._each(encode, what, column.to_pylist()), pa.binary())
+        datums, left = done
+        if not len(left):
+            return datums
+        payloads = self._each(encode, what, column.take(pa.array(left)).to_pylist())
+        return fill(datums, left, [p for p in payloads if p is not None])
+
+    def _each(self, encode: Callable[[Any], bytes], what: str, values: list[Any]) -> list[bytes | None]:
+        """`values` encoded one by one (None stays None); the first that does not fit raises."""
         out: list[bytes | None] = []
-        for value in column.to_pylist():
+        for value in values:
             try:
                 out.append(None if value is None else encode(value))
             except PayloadError as exc:
                 raise PayloadError(f"{self.function}: a value does not fit {what}: {exc}") from None
-        return pa.array(out, pa.binary())
+        return out
 
     def one(self, value: Any) -> bytes:
         """One value encoded, for a row-at-a-time UDF."""

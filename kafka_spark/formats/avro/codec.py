@@ -278,6 +278,11 @@ class AvroEncoder:
         # as when reading: a union or named reference at the top loses the named types fastavro parsed it with
         self._unnamed = not isinstance(self._parsed.schema, dict) and bool(self._parsed.named)
 
+    def parsed_writer(self) -> tuple[Any, dict[str, Any]]:
+        """The writer schema as parsed for encoding (fastavro-parsed, `normalize`d keeping the logical types
+        fastavro writes) and its named types, for the column-wise path (`column_encode`)."""
+        return self._parsed.schema, self._parsed.named
+
     def encode(self, value: Any) -> tuple[tuple[int, ...], bytes]:
         """((), payload) for `value`; PayloadError naming the field that does not fit the schema."""
         buffer = io.BytesIO()

@@ -57,8 +57,7 @@ def serialised(batches: Iterable[pa.RecordBatch], payloads: WritePayloads | None
         for side in payloads.sides:
             if side.side in batch.schema.names:
                 at = batch.schema.get_field_index(side.side)
-                framed = encode_side(side, payloads.registry, columns[at].to_pylist(), topics)
-                columns[at] = pa.array(framed, pa.binary())
+                columns[at] = encode_side(side, payloads.registry, columns[at], topics)
         yield pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 

@@ -49,9 +49,9 @@ def order(i: int) -> dict[str, Any]:
             "attrs": [("n", i)], "address": None if i % 2 else {"street": f"{i} Main St"}}
 
 
-def as_column(values: list[Any], arrow_type: pa.DataType = ORDER) -> list[Any]:
-    """The values as a write task sees them: an Arrow column's to_pylist()."""
-    return pa.array(values, arrow_type).to_pylist()
+def as_column(values: list[Any], arrow_type: pa.DataType = ORDER) -> pa.Array:
+    """The values as a write task sees them: an Arrow column."""
+    return pa.array(values, arrow_type)
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def read_back(deserializer: Any, topic: str, framed: list[bytes | None]) -> list
 
 def test_avro_auto_registers_the_derived_schema_and_confluent_reads_the_values(settings_, confluent, topic):
     values = [order(i) for i in range(5)] + [None]
-    framed = encode_side(side(), settings_, as_column(values), topic)
+    framed = encode_side(side(), settings_, as_column(values), topic).to_pylist()
     assert framed[-1] is None  # a tombstone stays one
     registered = confluent.get_latest_version(f"{topic}-value")
     assert json.loads(registered.schema.schema_str)["name"] == "topLevelRecord"
@@ -113,14 +113,15 @@ def test_use_latest_version_and_pins_write_with_the_registered_schema(settings_,
     arrow = pa.struct([("id", pa.int64()), ("note", pa.string())])
     column = as_column([{"id": 7, "note": "hi"}], arrow)
 
-    latest = encode_side(side(arrow_type=arrow, settings={"use.latest.version": "true"}), settings_, column, topic)
+    latest = encode_side(side(arrow_type=arrow, settings={"use.latest.version": "true"}), settings_, column,
+                         topic).to_pylist()
     assert latest[0] is not None and latest[0][1:5] == id2.to_bytes(4, "big")
     assert read_back(AvroDeserializer(confluent), topic, latest) == [{"id": 7, "note": "hi"}]
 
     pinned = encode_side(side(arrow_type=pa.struct([("id", pa.int64())]), version=1), settings_,
-                         [{"id": 8}], topic)
+                         as_column([{"id": 8}], pa.struct([("id", pa.int64())])), topic).to_pylist()
     assert pinned[0] is not None and pinned[0][1:5] == id1.to_bytes(4, "big")
-    by_id = encode_side(side(arrow_type=arrow, schema_id=id2), settings_, column, topic)
+    by_id = encode_side(side(arrow_type=arrow, schema_id=id2), settings_, column, topic).to_pylist()
     assert by_id == latest
     assert confluent.get_versions(subject) == [1, 2]  # nothing registered
 
@@ -135,9 +136,10 @@ def test_a_write_keeps_the_schema_resolved_on_the_driver(settings_, confluent, t
     assert resolved(latest, settings_, None) == latest  # each row's topic names the subject: resolved in the tasks
     planned = resolved(latest, settings_, topic)
     id2 = confluent.register_schema(subject, Schema(json.dumps(v2), "AVRO"))
-    framed = encode_side(planned, settings_, [{"id": 1}], topic)
+    framed = encode_side(planned, settings_, as_column([{"id": 1}], arrow), topic).to_pylist()
     assert framed[0] is not None and framed[0][1:5] == id1.to_bytes(4, "big")
-    later = encode_side(side(arrow_type=arrow, settings={"use.latest.version": "true"}), settings_, [{"id": 1}], topic)
+    later = encode_side(side(arrow_type=arrow, settings={"use.latest.version": "true"}), settings_,
+                        as_column([{"id": 1}], arrow), topic).to_pylist()
     assert later[0] is not None and later[0][1:5] == id2.to_bytes(4, "big")
 
 
@@ -162,7 +164,8 @@ def test_an_incompatible_derived_schema_is_a_config_error_naming_subject_and_rea
 
 def test_the_topic_name_strategy_writes_each_rows_topic_under_its_own_subject(settings_, confluent, topic):
     other = f"{topic}-b"
-    framed = encode_side(side(), settings_, as_column([order(1), order(2), order(3)]), [topic, other, topic])
+    framed = encode_side(side(), settings_, as_column([order(1), order(2), order(3)]),
+                         [topic, other, topic]).to_pylist()
     ids = [confluent.get_latest_version(f"{t}-value").schema_id for t in (topic, other)]
     assert [b[1:5] for b in framed if b] == [i.to_bytes(4, "big") for i in (ids[0], ids[1], ids[0])]
 
@@ -185,7 +188,8 @@ def test_a_value_that_does_not_fit_names_its_topic_and_field(settings_, confluen
     latest = side(arrow_type=pa.struct([("id", pa.int64()), ("customer", pa.string())]),
                   settings={"use.latest.version": "true"})
     with pytest.raises(PayloadError, match=rf"topic '{topic}'.*subject '{topic}-value'.*customer"):
-        encode_side(latest, settings_, [{"id": 1, "customer": "a"}, {"id": 2, "customer": None}], topic)
+        encode_side(latest, settings_, as_column([{"id": 1, "customer": "a"}, {"id": 2, "customer": None}],
+                                                 pa.struct([("id", pa.int64()), ("customer", pa.string())])), topic)
 
 
 def test_protobuf_has_no_derived_schema(settings_):
@@ -206,7 +210,7 @@ def test_settings_that_contradict_each_other_are_refused():
 
 def test_json_schema_derived_from_a_column_type_and_confluent_reads_the_values(settings_, confluent, topic):
     values = [order(i) for i in range(3)] + [None]
-    framed = encode_side(side("json-schema"), settings_, as_column(values), topic)
+    framed = encode_side(side("json-schema"), settings_, as_column(values), topic).to_pylist()
     registered = confluent.get_latest_version(f"{topic}-value").schema
     assert registered.schema_type == "JSON"
     back = read_back(JSONDeserializer(registered.schema_str, schema_registry_client=confluent), topic, framed)
@@ -248,5 +252,5 @@ def test_any_values_of_the_column_type_round_trip_through_confluents_deserialize
                        ("l", pa.list_(pa.bool_()))])
     client = SchemaRegistryClient({"url": server.url})
     framed = encode_side(side(arrow_type=arrow, write_id="fuzz"), RegistrySettings((server.url,)),
-                         as_column(values, arrow), "fuzzed")
+                         as_column(values, arrow), "fuzzed").to_pylist()
     assert read_back(AvroDeserializer(client), "fuzzed", framed) == values
