@@ -98,6 +98,22 @@ def _parse(root: RegisteredSchema, source: SchemaSource, keep: frozenset[tuple[s
     return _Parsed(parsed, named)
 
 
+_NAME = re.compile(r"'name': '([^']+)'")
+
+
+def _mismatch(text: str) -> str:
+    """fastavro's resolution error without the two whole schemas it prints (kilobytes for a real record)."""
+    if not text.startswith("Schema mismatch:") or " is not " not in text:
+        return text[:500]
+    names = [_NAME.search(side) for side in text.split(" is not ", 1)]
+    if not all(names):
+        return "the writer's schema does not resolve to the reader's by Avro's rules"
+    writer, reader = (m.group(1) for m in names if m)
+    why = (" (named types resolve only when their names match)"
+           if writer.rsplit(".", 1)[-1] != reader.rsplit(".", 1)[-1] else "")
+    return f"the writer's {writer!r} does not resolve to the reader's {reader!r} by Avro's rules{why}"
+
+
 def parse_registered(schema: RegisteredSchema) -> tuple[Any, dict[str, Any]]:
     """A schema without references parsed as the decoder parses it: (schema, named types); ValueError if it
     does not parse."""
@@ -170,7 +186,7 @@ class AvroDecoder:
             return PayloadError(f"Avro payload of writer schema id {schema_id}: {exc}")
         if isinstance(exc, SchemaResolutionError):
             return PayloadError(f"writer schema id {schema_id} cannot be read with the query's schema "
-                                f"({_describe(self.reader)}): {exc}")
+                                f"({_describe(self.reader)}): {_mismatch(str(exc))}")
         if isinstance(exc, RecursionError):
             return PayloadError(f"Avro payload of writer schema id {schema_id} nests deeper than can be decoded")
         # fastavro names the buffer it read by its repr, an address that differs per call: the same record must

@@ -315,3 +315,17 @@ def test_an_int_beyond_32_bits_is_a_payload_error_not_a_broken_column(field: Any
     schema = {"type": "record", "name": "R", "fields": [{"name": "f", "type": field}]}
     with pytest.raises(PayloadError, match="does not fit 32 bits"):
         decoder_for(schema).decode(1, (), prefix + zigzag(1 << 32) + zigzag(0))
+
+
+def test_a_writer_record_of_another_name_is_named_in_a_short_error() -> None:
+    fields = [{"name": f"f{i}", "type": "long"} for i in range(40)]
+    reader = {"type": "record", "name": "Order", "namespace": "shop", "fields": fields}
+    writer = {"type": "record", "name": "topLevelRecord", "fields": fields}
+    payload = io.BytesIO()
+    fastavro.schemaless_writer(payload, fastavro.parse_schema(writer), {f"f{i}": i for i in range(40)})
+    with pytest.raises(PayloadError) as caught:
+        decoder_for(reader, writers={2: writer}).decode(2, (), payload.getvalue())
+    text = str(caught.value)
+    assert "writer schema id 2 cannot be read with the query's schema" in text
+    assert "'topLevelRecord' does not resolve to the reader's 'shop.Order'" in text
+    assert "names match" in text and len(text) < 400, text
