@@ -256,7 +256,7 @@ def validate(config: AppConfig) -> None:
     require_schema(config.dead_letter, config.value_schema, decoded(config))
     check_payloads(config)
     check_change_options(change_capture(config.cdc, config.key_columns, config.cdc_metadata, config.cdc_soft_delete),
-                         transform=config.transform, dead_letter=config.dead_letter, decoded=decoded(config))
+                         transform=config.transform, dead_letter=config.dead_letter)
     # The client settings are checked now; the embedded broker's address is not known yet, so stand one in.
     props = client_properties(config)
     if "bootstrap.servers" not in props and "zookeeper.connect" not in props:

@@ -34,6 +34,7 @@ from kafka_spark.sink.change_capture import (
     ChangeCapture,
     not_older,
 )
+from kafka_spark.sink.checked_values import DECODE_ERRORS
 from kafka_spark.sink.errors import ChangeEventError
 
 if TYPE_CHECKING:
@@ -144,9 +145,11 @@ def parsed(df: DataFrame, capture: ChangeCapture) -> DataFrame:
     be applied, or null)."""
     from pyspark.sql import functions as F
 
-    base = df.select("topic", "partition", "offset", "timestamp", "key", "value",
-                     F.expr("try_parse_json(CAST(key AS STRING))").alias("_kj"),
-                     F.expr("try_parse_json(CAST(value AS STRING))").alias("_v"))
+    decoded = {c for c in ("key", "value") if not _bytes(df, c)}
+    errors = [c for c in DECODE_ERRORS if c in df.columns]
+    base = df.select("topic", "partition", "offset", "timestamp", "key", "value", *errors,
+                     F.expr(_variant("key", "key" in decoded)).alias("_kj"),
+                     F.expr(_variant("value", "value" in decoded)).alias("_v"))
     base = base.withColumn("_k", F.expr(_unwrap("_kj"))).withColumn("_env", F.expr(_unwrap("_v")))
     gone = "(value IS NULL OR is_variant_null(_env))"  # a tombstone (or a converter's null payload)
     if capture.debezium:
@@ -173,7 +176,23 @@ def parsed(df: DataFrame, capture: ChangeCapture) -> DataFrame:
                f"WHEN NOT {gone} AND NOT {_object('_env')} THEN 'the value is not a JSON object' END")
     for name, sql in cols.items():
         base = base.withColumn(name, F.expr(sql))
-    return base.withColumn("_bad", F.expr(bad))
+    # a record a registry format did not decode (PERMISSIVE: its value is null, which is no tombstone)
+    undecoded = " ".join(f"WHEN {c} IS NOT NULL THEN concat('the {c[:-5]} does not decode: ', {c})" for c in errors)
+    if undecoded:
+        bad = f"CASE {undecoded} ELSE {bad} END"
+    return base.withColumn("_bad", F.expr(bad)).drop(*errors)
+
+
+def _bytes(df: DataFrame, column: str) -> bool:
+    from pyspark.sql.types import BinaryType, StringType
+
+    return isinstance(df.schema[column].dataType, (BinaryType, StringType))
+
+
+def _variant(column: str, decoded: bool) -> str:
+    """SQL: the key or value as VARIANT: a registry format's decoded struct as an object (no JSON text made
+    between), raw bytes parsed as JSON."""
+    return f"to_variant_object({column})" if decoded else f"try_parse_json(CAST({column} AS STRING))"
 
 
 def batch_changes(df: DataFrame, capture: ChangeCapture, table_schema: StructType | None,

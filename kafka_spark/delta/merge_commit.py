@@ -29,6 +29,7 @@ from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.position import write_pending
 from kafka_spark.delta.spark_commit import is_conflict, save_to, settled
 from kafka_spark.sink.change_capture import ChangeCapture
+from kafka_spark.sink.checked_values import DECODE_ERRORS
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.errors import ConcurrentWriterError
 from kafka_spark.sink.freshness import ObservedFreshness
@@ -57,7 +58,8 @@ def merge_commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValuePars
         require_delta_spark(f"{target.table} {label}: change data capture (Delta's MERGE on Spark)", spark)
     # Read from Kafka once: batch_changes caches the records' parse. Their timestamps are observed by the first
     # job over them (the batch's summary), not a job of their own.
-    observed = ObservedFreshness(df.select(*KAFKA_COLUMNS))
+    # a registry format's decode errors go along: a record that did not decode is the batch's error, not a delete
+    observed = ObservedFreshness(df.select(*KAFKA_COLUMNS, *(c for c in DECODE_ERRORS if c in df.columns)))
     return _commit(spark, target, fmt, parsing, capture, observed, commit, label, location, direct)
 
 

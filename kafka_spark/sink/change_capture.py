@@ -82,8 +82,7 @@ def _key_columns(given: Sequence[str] | str | None) -> tuple[str, ...]:
     return tuple(name.strip() for name in given if name and name.strip())
 
 
-def check_change_options(capture: ChangeCapture | None, *, transform: object, dead_letter: str | None,
-                         decoded: bool) -> None:
+def check_change_options(capture: ChangeCapture | None, *, transform: object, dead_letter: str | None) -> None:
     """What this cut of change capture does not combine with, refused with the reason."""
     if capture is None:
         return
@@ -93,9 +92,6 @@ def check_change_options(capture: ChangeCapture | None, *, transform: object, de
     if dead_letter:
         raise ConfigError("cdc: a dead-letter table is not supported yet; an envelope that does not parse fails "
                           "the batch, naming the record")
-    if decoded:
-        raise ConfigError("cdc reads JSON change events; registry formats (value_format/key_format) are not "
-                          "supported with it yet")
 
 
 def not_older(columns: tuple[str, ...], quoted: Callable[[str], str]) -> str:

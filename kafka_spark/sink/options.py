@@ -249,8 +249,7 @@ class LoadOptions:
             raise ConfigError("log_dirs loads one table: give `table` instead of a routing")
         if self.table is None and self.routing is None:
             raise ConfigError("give the table to load into, or a routing of topics to tables")
-        check_change_options(self.changes, transform=self.transform, dead_letter=self.dead_letter,
-                             decoded=bool(self.decoding))
+        check_change_options(self.changes, transform=self.transform, dead_letter=self.dead_letter)
         if self.changes is not None and self.log_dirs is not None:
             raise ConfigError("cdc: log_dirs back-fills appended records; load change streams from brokers")
 

@@ -71,11 +71,19 @@ class SourceTable:
                       "fields": [*fields, _SOURCE_SCHEMA, {"type": "string", "optional": False, "field": "op"},
                                  {"type": "int64", "optional": True, "field": "ts_ms"}]}
             value = {"schema": schema, "payload": payload}
-        self.producer.send(self.topic, json.dumps(value).encode(), key=self._key(key))
+        self.producer.send(self.topic, self.encode_value(value), key=self._key(key))
+
+    def encode_value(self, value: dict[str, Any]) -> bytes:
+        """The envelope's bytes, as the JSON converter writes them (a registry format overrides this)."""
+        return json.dumps(value).encode()
 
     def _key(self, key: int | None) -> bytes | None:
         if key is None:
             return None
+        return self.encode_key(key)
+
+    def encode_key(self, key: int) -> bytes:
+        """The key's bytes, as the JSON converter writes them (a registry format overrides this)."""
         payload = {"id": key}
         if not self.with_schema:
             return json.dumps(payload).encode()

@@ -44,7 +44,6 @@ def test_cdc_flags_become_the_options():
     (["--cdc-soft-delete", "true"], "give cdc"),
     (["--cdc", "upsert", "--key-columns", "__deleted"], "metadata column"),
     (["--cdc", "debezium", "--transform", "SELECT * FROM kafka"], "transform"),
-    (["--cdc", "debezium", "--value-format", "avro", "--schema-registry", "http://r:8081"], "registry formats"),
     (["--cdc", "debezium", "--key-columns", "id,id"], "twice"),
 ])
 def test_cdc_settings_that_do_not_hold_are_one_line_errors(argv, message):
@@ -62,3 +61,12 @@ def test_cdc_takes_delta_rs_merge_for_path_tables_and_refuses_it_for_catalog_tab
     options = LoadOptions(table="lake.orders", topics=["t"], cdc="debezium", writer="direct")
     with pytest.raises(ConfigError, match=r"catalog table .*MERGE on Spark"):
         choose_writer(None, options, None)
+
+
+def test_cdc_takes_registry_formats_for_keys_and_values():
+    config, _ = load.read_config([*BROKER, "--cdc", "debezium", "--value-format", "avro", "--key-format", "avro",
+                                  "--schema-registry", "http://r:8081"])
+    validate(config)
+    options = LoadOptions(**sink_settings(config, _source(["t"]), "/lake/t"))
+    assert options.changes == ChangeCapture("debezium", ())
+    assert options.decoding["valueFormat"] == "avro" and options.decoding["keyFormat"] == "avro"
