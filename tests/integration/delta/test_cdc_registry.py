@@ -92,9 +92,9 @@ def _options(kafka, registry, topic: str, table: str, **extra) -> LoadOptions:
                        value_format="avro", key_format="avro", schema_registry={"url": registry.url}, **extra)
 
 
-@pytest.mark.parametrize("asked", ["spark", "auto"])
+# delta-rs's MERGE (the default for a path table); the batch's rows are the same for Spark's (test_cdc.py)
 def test_avro_envelopes_make_the_source_table_and_an_undecodable_record_fails_naming_it(
-        kafka, spark, producer, topic_name, tmp_path, registry, asked):
+        kafka, spark, producer, topic_name, tmp_path, registry, asked="auto"):
     kafka.create_topic(topic_name, partitions=1)
     table = str(tmp_path / "customers")
     source = AvroSourceTable(producer, topic_name, with_schema=False, registry_url=registry.url)
