@@ -78,8 +78,10 @@ def read_container(parts: tuple[bytes, memoryview, bytes], rows: int) -> pa.Tabl
     """The `rows` records of an object container given in parts, as DataFusion's Avro reader gives them (one
     chunk per column, the frame's column dropped)."""
     datafusion = _datafusion()
-    # one batch for the whole block: DataFusion's default of 8,192 rows costs ~10% more CPU and a concatenation
-    context = datafusion.SessionContext(datafusion.SessionConfig().with_batch_size(max(8192, rows)))
+    # A block is read on one thread (the task's own core: Spark runs a task per core already) into one batch
+    # (DataFusion's default of 8,192 rows costs ~10% more CPU and a concatenation).
+    config = datafusion.SessionConfig().with_batch_size(max(8192, rows)).with_target_partitions(1)
+    context = datafusion.SessionContext(config)
     if hasattr(os, "memfd_create"):
         fd = os.memfd_create("kafka-spark-avro-block", getattr(os, "MFD_CLOEXEC", 0))
         try:
