@@ -253,10 +253,10 @@ def validate(config: AppConfig) -> None:
             raise ConfigError(f"pattern {config.pattern!r} is not a regular expression: {exc}") from None
     check_sink_id(config.sink_id)
     check_table_format(config)
-    require_schema(config.dead_letter, config.value_schema, decoded(config))
+    capture = change_capture(config.cdc, config.key_columns, config.cdc_metadata, config.cdc_soft_delete)
+    require_schema(config.dead_letter, config.value_schema, decoded(config), capture is not None)
     check_payloads(config)
-    check_change_options(change_capture(config.cdc, config.key_columns, config.cdc_metadata, config.cdc_soft_delete),
-                         transform=config.transform, dead_letter=config.dead_letter)
+    check_change_options(capture, transform=config.transform)
     # The client settings are checked now; the embedded broker's address is not known yet, so stand one in.
     props = client_properties(config)
     if "bootstrap.servers" not in props and "zookeeper.connect" not in props:

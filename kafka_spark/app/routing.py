@@ -168,7 +168,8 @@ def _check_topic(config: AppConfig, topic: str, settings: Mapping[str, Any]) -> 
     value_schema = settings.get("value_schema", config.value_schema)
     decodes = value_format not in BINARY_FORMATS or config.key_format not in BINARY_FORMATS
     try:
-        require_schema(settings.get("dead_letter", config.dead_letter), value_schema, decodes)
+        require_schema(settings.get("dead_letter", config.dead_letter), value_schema, decodes,
+                       config.cdc is not None)
         if any(k in settings for k in ("value_format", *_FORMAT_OPTIONS)):
             decoding_options({"value": value_format, "key": config.key_format},
                              {"value": settings.get("value_subject", config.value_subject),

@@ -37,7 +37,7 @@ class DeltaFormat(TableFormat):
         check_options(spark, options.target, options.parsing)
 
     def repair(self, spark: Any, options: LoadOptions, previous: SinkCommit | None) -> None:
-        reconcile(spark, options.source, options.target, options.parsing, previous)
+        reconcile(spark, options.source, options.target, options.parsing, previous, options.changes)
 
     def choose_writer(self, spark: Any, options: LoadOptions, location: Any) -> Any:
         return choose_writer(spark, options, location)

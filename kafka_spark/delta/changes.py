@@ -34,7 +34,7 @@ from kafka_spark.sink.change_capture import (
     ChangeCapture,
     not_older,
 )
-from kafka_spark.sink.checked_values import DECODE_ERRORS
+from kafka_spark.sink.checked_values import DECODE_ERRORS, RAW_COLUMNS
 from kafka_spark.sink.errors import ChangeEventError
 
 if TYPE_CHECKING:
@@ -46,6 +46,9 @@ DELETED = "__kafka_spark_deleted"
 # What the MERGE's job raises on meeting a record without a key (BatchChanges.refused names the first).
 KEYLESS = "kafka-spark: a change record without a key"
 DEBEZIUM_OPS = ("c", "r", "u", "d", "t")
+# A dead letter's columns of the record, as the cached parse keeps them with `keep_bad` (the dead-letter table's
+# `key` and `value` are the record's bytes: a registry format's raw ones).
+DEAD_LETTER_SOURCE = ("topic", "partition", "offset", "timestamp", "_raw_key", "_raw_value")
 UPSERTS = ("c", "r", "u")
 
 
@@ -63,6 +66,10 @@ class BatchChanges:
     soft_delete: bool = False
     parsed: DataFrame | None = None  # the batch's records parsed once, cached until release()
     keyless: DataFrame | None = None  # its records with no value for a key column
+    # With a dead-letter table: the records that cannot be applied (DEAD_LETTER_SOURCE columns and `error`),
+    # left out of `rows`, and how many they are.
+    bad: DataFrame | None = None
+    dead_letters: int = 0
 
     def release(self) -> None:
         """Drop the cached parse (after the commit)."""
@@ -80,6 +87,11 @@ class BatchChanges:
         row = first[0]
         return _record_error(row["topic"], row["partition"], row["offset"],
                              f"no value for the key column(s) {', '.join(self.keys)}")
+
+    def dead_letter_rows(self) -> DataFrame:
+        """The records left out (`bad`) as the dead-letter table's columns after `sink` and `batch`."""
+        assert self.bad is not None
+        return self.bad.withColumnsRenamed({"_raw_key": "key", "_raw_value": "value"})
 
     def left(self) -> DataFrame:
         """The rows the batch leaves (its deletes dropped): a table's first commit, made by an append."""
@@ -140,14 +152,16 @@ def path(column: str) -> str:
     return "'$[\"" + column.replace("\\", "\\\\") + "\"]'"
 
 
-def parsed(df: DataFrame, capture: ChangeCapture) -> DataFrame:
+def parsed(df: DataFrame, capture: ChangeCapture, raw: bool = False) -> DataFrame:
     """The records with `_k` (key), `_row`, `_before`, `_op`, `_ts`, `_lsn` and `_bad` (why the record cannot
-    be applied, or null)."""
+    be applied, or null); with `raw`, the key's and value's bytes as `_raw_key` and `_raw_value` (a registry
+    format's undecoded bytes, or the decoded value as JSON)."""
     from pyspark.sql import functions as F
 
     decoded = {c for c in ("key", "value") if not _bytes(df, c)}
     errors = [c for c in DECODE_ERRORS if c in df.columns]
-    base = df.select("topic", "partition", "offset", "timestamp", "key", "value", *errors,
+    kept = [F.expr(_raw_bytes(df, c, c in decoded)).alias(f"_raw_{c}") for c in ("key", "value")] if raw else []
+    base = df.select("topic", "partition", "offset", "timestamp", "key", "value", *errors, *kept,
                      F.expr(_variant("key", "key" in decoded)).alias("_kj"),
                      F.expr(_variant("value", "value" in decoded)).alias("_v"))
     base = base.withColumn("_k", F.expr(_unwrap("_kj"))).withColumn("_env", F.expr(_unwrap("_v")))
@@ -183,6 +197,15 @@ def parsed(df: DataFrame, capture: ChangeCapture) -> DataFrame:
     return base.withColumn("_bad", F.expr(bad)).drop(*errors)
 
 
+def _raw_bytes(df: DataFrame, column: str, decoded: bool) -> str:
+    """SQL: a record's key or value as bytes, for a dead letter."""
+    if not decoded:
+        return f"CAST({column} AS BINARY)"
+    as_json = f"CAST(to_json({column}) AS BINARY)"
+    kept = RAW_COLUMNS[column]
+    return f"coalesce({kept}, {as_json})" if kept in df.columns else as_json
+
+
 def _bytes(df: DataFrame, column: str) -> bool:
     from pyspark.sql.types import BinaryType, StringType
 
@@ -196,19 +219,22 @@ def _variant(column: str, decoded: bool) -> str:
 
 
 def batch_changes(df: DataFrame, capture: ChangeCapture, table_schema: StructType | None,
-                  value_schema: StructType | None) -> BatchChanges:
+                  value_schema: StructType | None, keep_bad: bool = False) -> BatchChanges:
     """The batch's changes as MERGE source rows (see the module docstring); ChangeEventError names the first
-    record that cannot be applied. `df` is read once: its parse is cached (BatchChanges.release drops it)."""
-    records = parsed(df, capture).drop("value", "timestamp", "_kj", "_v", "_env").persist()
+    record that cannot be applied, or with `keep_bad` such records are left out and kept (`BatchChanges.bad`) for
+    a dead-letter table. `df` is read once: its parse is cached (BatchChanges.release drops it)."""
+    frame = parsed(df, capture, raw=keep_bad)
+    # a dead letter keeps the record's timestamp and its bytes (`_raw_*`, cached with the parse)
+    records = frame.drop("value", "_kj", "_v", "_env", *(() if keep_bad else ("timestamp",))).persist()
     try:
-        return _changes(records, capture, table_schema, value_schema)
+        return _changes(records, capture, table_schema, value_schema, keep_bad)
     except BaseException:
         records.unpersist()
         raise
 
 
 def _changes(records: DataFrame, capture: ChangeCapture, table_schema: StructType | None,
-             value_schema: StructType | None) -> BatchChanges:
+             value_schema: StructType | None, keep_bad: bool) -> BatchChanges:
     from pyspark.sql import functions as F
 
     # Two passes read the records (the summary, the MERGE's rows; a third names a keyless record when the MERGE
@@ -219,10 +245,11 @@ def _changes(records: DataFrame, capture: ChangeCapture, table_schema: StructTyp
         .alias("rows"),
         F.expr(f"schema_of_variant_agg(CASE WHEN {_object('_k')} THEN _k END)").alias("keys"),
         F.expr("min(CASE WHEN _bad IS NOT NULL THEN struct(partition, offset, topic, _bad) END)").alias("bad"),
+        F.count_if(F.col("_bad").isNotNull()).alias("bad_count"),
         F.expr("collect_list(CASE WHEN _bad IS NULL AND _op = 't' THEN struct(partition, offset) END)").alias("t"),
     ).first()
     assert summary is not None  # an aggregation without grouping has one row
-    if summary["bad"] is not None:
+    if summary["bad"] is not None and not keep_bad:
         first = summary["bad"]
         raise _record_error(first["topic"], first["partition"], first["offset"], first["_bad"])
     known = _known_types(table_schema, value_schema)
@@ -248,6 +275,15 @@ def _changes(records: DataFrame, capture: ChangeCapture, table_schema: StructTyp
     key_cols = [f"_key_{i}" for i in range(len(keys))]
     missing = " OR ".join(f"{c} IS NULL" for c in key_cols)
     keyless = rows.where(missing).select("topic", "partition", "offset")
+    bad, dead_letters = None, 0
+    if keep_bad:
+        # Keyless records go with the rest of the bad ones: the MERGE never meets one.
+        no_key = f"no value for the key column(s) {', '.join(keys)}"
+        bad = (records.where("_bad IS NOT NULL").withColumn("error", F.col("_bad"))
+               .unionByName(rows.where(missing).withColumn("error", F.lit(no_key)).drop(*key_cols))
+               .select(*DEAD_LETTER_SOURCE, "error"))
+        dead_letters = int(summary["bad_count"]) + (keyless.count() if summary["records"] else 0)
+        rows = rows.where(f"NOT ({missing})")
     from pyspark.sql.window import Window
 
     latest = Window.partitionBy(*key_cols).orderBy(F.col("partition").desc(), F.col("offset").desc())
@@ -267,7 +303,7 @@ def _changes(records: DataFrame, capture: ChangeCapture, table_schema: StructTyp
                *((OP_COLUMN, SOURCE_TS_COLUMN, LSN_COLUMN) if capture.metadata else ()),
                *((SOFT_DELETE_COLUMN,) if capture.soft_delete else ()))
     return BatchChanges(rows.select(*out), keys, columns, bool(truncates), int(summary["records"]),
-                        capture.soft_delete, records, keyless)
+                        capture.soft_delete, records, keyless, bad, dead_letters)
 
 
 def _key_sql(column: str, kind: str, single: bool) -> str:

@@ -19,7 +19,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.location import path_location
+from kafka_spark.delta.location import locate, path_location
 from kafka_spark.errors import ConfigError
 from kafka_spark.sink.checked_values import ERROR, RAW_COLUMNS, CheckedValues
 from kafka_spark.sink.errors import SinkError
@@ -32,6 +32,7 @@ from kafka_spark.spark.versions import require_delta_spark
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
+    from kafka_spark.sink.change_capture import ChangeCapture
     from kafka_spark.sink.options import KafkaSource, SinkTarget, ValueParsing
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ DEAD_LETTER_COLUMNS = ("sink", "batch", "topic", "partition", "offset", "timesta
 
 def check_options(spark: Any, target: SinkTarget, parsing: ValueParsing) -> None:
     """Refuse a dead-letter table without a schema or that is the table itself, and a DDL Spark cannot parse."""
-    require_schema(parsing.dead_letter, parsing.value_schema, parsing.decoded)
+    require_schema(parsing.dead_letter, parsing.value_schema, parsing.decoded, parsing.changes)
     if parsing.dead_letter is not None:
         if parsing.dead_letter.rstrip("/") == target.table.rstrip("/"):
             raise ConfigError(f"dead_letter {parsing.dead_letter!r} is the table itself; give another table")
@@ -96,22 +97,30 @@ class ParsedValues(CheckedValues):
         available = set(self.frame.columns)
         raw = RAW_COLUMNS if self.parsing.decoded else {}
         columns: list[Column | str] = [
-            F.lit(commit.sink_id).alias("sink"), F.lit(commit.batch).cast("long").alias("batch"),
             *(F.col(raw[c]).alias(c) if c in raw else F.col(c) for c in DEAD_LETTER_COLUMNS[2:-1] if c in available),
             F.col(ERROR).alias("error"),
         ]
-        (self.frame.where(F.col(ERROR).isNotNull()).select(*columns)
-         .write.format("delta").mode("append")
-         .option("txnAppId", app_id(commit.sink_id)).option("txnVersion", commit.batch)
-         .option("userMetadata", commit.to_json())
-         # `headers` joins the table when include_headers is turned on later.
-         .option("mergeSchema", "true")
-         .save(self.parsing.dead_letter))
+        append_dead_letters(self.frame.where(F.col(ERROR).isNotNull()).select(*columns), commit,
+                            self.parsing.dead_letter)
+
+
+def append_dead_letters(rows: DataFrame, commit: SinkCommit, table: str) -> None:
+    """Append `rows` (DEAD_LETTER_COLUMNS after `sink` and `batch`) to the dead-letter `table` as `commit`'s
+    batch: its `txn` (Delta skips the append when the table has it already) and its JSON as `userMetadata`."""
+    from pyspark.sql import functions as F
+
+    (rows.select(F.lit(commit.sink_id).alias("sink"), F.lit(commit.batch).cast("long").alias("batch"), "*")
+     .write.format("delta").mode("append")
+     .option("txnAppId", app_id(commit.sink_id)).option("txnVersion", commit.batch)
+     .option("userMetadata", commit.to_json())
+     # `headers` joins the table when include_headers is turned on later.
+     .option("mergeSchema", "true")
+     .save(table))
 
 
 
 def reconcile(spark: Any, source: KafkaSource, target: SinkTarget, parsing: ValueParsing,
-              previous: SinkCommit | None) -> None:
+              previous: SinkCommit | None, capture: ChangeCapture | None = None) -> None:
     """Write the dead letters of the sink's last batch when a crash came between its commit and theirs.
 
     A dead-letter table that already holds a later batch of the sink belongs to another table's sink of
@@ -138,14 +147,39 @@ def reconcile(spark: Any, source: KafkaSource, target: SinkTarget, parsing: Valu
 
     start = {tp: off for tp, off in previous.start_offsets.items() if previous.offsets.get(tp, off) > off}
     plan = BatchPlan(previous.batch, start=start, end={tp: previous.offsets[tp] for tp in start})
-    values = ParsedValues(parsing, target.sink_id, read_plan(spark, source, plan))
+    records = read_plan(spark, source, plan)
+    if capture is not None:
+        _reconcile_changes(spark, target, parsing, previous, capture, records)
+        return
+    values = ParsedValues(parsing, target.sink_id, records)
     try:
-        found = values.counted(previous).dead_letters
-        if found != previous.dead_letters:
-            raise SinkError(
-                f"batch {previous.batch} of sink {target.sink_id!r} committed {previous.dead_letters} dead "
-                f"letters, but reading it again finds {found} bad records (value_schema changed, or records "
-                f"were deleted); {parsing.dead_letter} lacks that batch's dead letters")
+        _same_count(target, parsing, previous, values.counted(previous).dead_letters)
         values.write(previous)
     finally:
         values.close()
+
+
+def _reconcile_changes(spark: Any, target: SinkTarget, parsing: ValueParsing, previous: SinkCommit,
+                       capture: ChangeCapture, records: DataFrame) -> None:
+    """A change stream's batch read again: its records that cannot be applied are its dead letters."""
+    from kafka_spark.delta.changes import batch_changes
+
+    location = locate(target.table, spark)
+    table = spark.table(location.name) if location is not None and location.name else \
+        spark.read.format("delta").load(target.table)
+    value_schema = value_struct(spark, parsing.value_schema) if parsing.value_schema else None
+    changes = batch_changes(records, capture, table.schema, value_schema, keep_bad=True)
+    try:
+        _same_count(target, parsing, previous, changes.dead_letters)
+        assert parsing.dead_letter is not None
+        append_dead_letters(changes.dead_letter_rows(), previous, parsing.dead_letter)
+    finally:
+        changes.release()
+
+
+def _same_count(target: SinkTarget, parsing: ValueParsing, previous: SinkCommit, found: int) -> None:
+    if found != previous.dead_letters:
+        raise SinkError(
+            f"batch {previous.batch} of sink {target.sink_id!r} committed {previous.dead_letters} dead "
+            f"letters, but reading it again finds {found} bad records (value_schema changed, or records "
+            f"were deleted); {parsing.dead_letter} lacks that batch's dead letters")

@@ -21,15 +21,17 @@ import logging
 from contextlib import nullcontext
 from typing import Any
 
+from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.changes import DELETED, BatchChanges, batch_changes, merge_clauses
+from kafka_spark.delta.dead_letter import append_dead_letters
 from kafka_spark.delta.direct_merge import append_changes, merge_changes
 from kafka_spark.delta.direct_merge import table_schema as table_schema_of
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.position import write_pending
 from kafka_spark.delta.spark_commit import is_conflict, save_to, settled
 from kafka_spark.sink.change_capture import ChangeCapture
-from kafka_spark.sink.checked_values import DECODE_ERRORS
+from kafka_spark.sink.checked_values import DECODE_ERRORS, RAW_COLUMNS
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.errors import ConcurrentWriterError
 from kafka_spark.sink.freshness import ObservedFreshness
@@ -58,8 +60,10 @@ def merge_commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValuePars
         require_delta_spark(f"{target.table} {label}: change data capture (Delta's MERGE on Spark)", spark)
     # Read from Kafka once: batch_changes caches the records' parse. Their timestamps are observed by the first
     # job over them (the batch's summary), not a job of their own.
-    # a registry format's decode errors go along: a record that did not decode is the batch's error, not a delete
-    observed = ObservedFreshness(df.select(*KAFKA_COLUMNS, *(c for c in DECODE_ERRORS if c in df.columns)))
+    # a registry format's decode errors and bytes go along: a record that did not decode is the batch's error (or
+    # dead letter), not a delete
+    extra = (c for c in (*DECODE_ERRORS, *RAW_COLUMNS.values()) if c in df.columns)
+    observed = ObservedFreshness(df.select(*KAFKA_COLUMNS, *extra))
     return _commit(spark, target, fmt, parsing, capture, observed, commit, label, location, direct)
 
 
@@ -76,11 +80,30 @@ def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, 
         from kafka_spark.sink.value_schema import value_struct
 
         value_schema = value_struct(spark, parsing.value_schema)
-    changes = batch_changes(observed.df, capture, table_schema, value_schema)
+    changes = batch_changes(observed.df, capture, table_schema, value_schema, keep_bad=bool(parsing.dead_letter))
     try:
-        return _apply(spark, target, fmt, changes, observed, commit, label, location, direct, exists, table_schema)
+        if changes.dead_letters:
+            commit = _counted(changes, commit)
+        result = _apply(spark, target, fmt, changes, observed, commit, label, location, direct, exists, table_schema)
+        if result.dead_letters:
+            crash_point("before-dead-letters")
+            assert parsing.dead_letter is not None
+            append_dead_letters(changes.dead_letter_rows(), commit, parsing.dead_letter)
+        return result
     finally:
         changes.release()
+
+
+def _counted(changes: BatchChanges, commit: SinkCommit) -> SinkCommit:
+    """`commit` with its dead letters counted, and the first offset read of each partition it has no start for
+    (a stream's first batch), so that a repair can read the batch again (dead_letter.reconcile)."""
+    from pyspark.sql import functions as F
+
+    assert changes.parsed is not None
+    start = dict(commit.start_offsets)
+    for row in changes.parsed.groupBy("topic", "partition").agg(F.min("offset").alias("first")).collect():
+        start.setdefault(TopicPartition(row["topic"], row["partition"]), row["first"])
+    return dataclasses.replace(commit, start_offsets=start, dead_letters=changes.dead_letters)
 
 
 def _apply(spark, target: SinkTarget, fmt: WriteFormat, changes: BatchChanges, observed: ObservedFreshness,
@@ -127,9 +150,9 @@ def _apply(spark, target: SinkTarget, fmt: WriteFormat, changes: BatchChanges, o
         raise
     winner, _ = settled(location, state, commit, before, "MERGE, so no change was applied twice")
     version = state.version_reaching(app_id(sink_id), commit.batch, before)
-    return LoadResult("committed", sink_id, commit.batch, rows=changes.records, table_version=version,
-                      start=dict(commit.start_offsets), offsets=winner.offsets, run_id=commit.run_id,
-                      freshness=fresh)
+    return LoadResult("committed", sink_id, commit.batch, rows=changes.records - changes.dead_letters,
+                      table_version=version, start=dict(commit.start_offsets), offsets=winner.offsets,
+                      run_id=commit.run_id, dead_letters=winner.dead_letters, freshness=fresh)
 
 
 def _delta_table(session, location: TableLocation):

@@ -82,16 +82,13 @@ def _key_columns(given: Sequence[str] | str | None) -> tuple[str, ...]:
     return tuple(name.strip() for name in given if name and name.strip())
 
 
-def check_change_options(capture: ChangeCapture | None, *, transform: object, dead_letter: str | None) -> None:
-    """What this cut of change capture does not combine with, refused with the reason."""
+def check_change_options(capture: ChangeCapture | None, *, transform: object) -> None:
+    """What change capture does not combine with, refused with the reason."""
     if capture is None:
         return
     if transform is not None:
         raise ConfigError("cdc applies change events as they are: a transform cannot be combined with it "
                           "(its rows would not be change events)")
-    if dead_letter:
-        raise ConfigError("cdc: a dead-letter table is not supported yet; an envelope that does not parse fails "
-                          "the batch, naming the record")
 
 
 def not_older(columns: tuple[str, ...], quoted: Callable[[str], str]) -> str:

@@ -90,6 +90,7 @@ class ValueParsing:
     value_schema: str | None = None
     dead_letter: str | None = None
     decoded: bool = False
+    changes: bool = False  # change events (cdc): a record is bad when its envelope cannot be applied
 
 
 @dataclass(frozen=True)
@@ -249,7 +250,7 @@ class LoadOptions:
             raise ConfigError("log_dirs loads one table: give `table` instead of a routing")
         if self.table is None and self.routing is None:
             raise ConfigError("give the table to load into, or a routing of topics to tables")
-        check_change_options(self.changes, transform=self.transform, dead_letter=self.dead_letter)
+        check_change_options(self.changes, transform=self.transform)
         if self.changes is not None and self.log_dirs is not None:
             raise ConfigError("cdc: log_dirs back-fills appended records; load change streams from brokers")
 
@@ -290,7 +291,7 @@ class LoadOptions:
 
     @property
     def parsing(self) -> ValueParsing:
-        return ValueParsing(self.value_schema, self.dead_letter, bool(self.decoding))
+        return ValueParsing(self.value_schema, self.dead_letter, bool(self.decoding), self.changes is not None)
 
     @property
     def changes(self) -> ChangeCapture | None:

@@ -39,9 +39,11 @@ def value_struct(spark: Any, ddl: str) -> StructType:
     return parsed
 
 
-def require_schema(dead_letter: str | None, value_schema: str | None, decoded: bool = False) -> None:
-    """A dead-letter table needs a value schema or a registry format: without one no record is bad."""
-    if dead_letter and not value_schema and not decoded:
+def require_schema(dead_letter: str | None, value_schema: str | None, decoded: bool = False,
+                   changes: bool = False) -> None:
+    """A dead-letter table needs a value schema or a registry format: without one no record is bad (change events
+    are bad when their envelope cannot be applied, with or without one)."""
+    if dead_letter and not value_schema and not decoded and not changes:
         raise ConfigError("dead_letter (--dead-letter) needs value_schema (--value-schema) or a value format "
                           "(--value-format avro|protobuf|json-schema): records are bad when their value does not "
                           "parse or decode")

@@ -70,3 +70,9 @@ def test_cdc_takes_registry_formats_for_keys_and_values():
     options = LoadOptions(**sink_settings(config, _source(["t"]), "/lake/t"))
     assert options.changes == ChangeCapture("debezium", ())
     assert options.decoding["valueFormat"] == "avro" and options.decoding["keyFormat"] == "avro"
+
+
+def test_a_dead_letter_table_needs_no_value_schema_with_cdc_and_does_without():
+    validate(load.read_config([*BROKER, "--cdc", "debezium", "--dead-letter", "/lake/dead"])[0])
+    with pytest.raises(ConfigError, match="needs value_schema"):
+        validate(load.read_config([*BROKER, "--dead-letter", "/lake/dead"])[0])

@@ -1,0 +1,66 @@
+"""Change events that cannot be applied go to a dead-letter table, and the batch's good changes to the table:
+exactly once across both, a crash between the MERGE's commit and the dead letters repaired by the next run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cdc_events import SourceTable, table_state
+from delta_support import run_killable
+from deltalake import DeltaTable
+
+from kafka_spark.delta import committed_position, load
+from kafka_spark.sink import LoadOptions
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+
+def _bad(producer, topic: str, source: SourceTable) -> list[str]:
+    """Three records Debezium never sends: not JSON, an unknown operation, a create with no key; why each is
+    refused."""
+    producer.send(topic, b"{not json", key=source.encode_key(90))
+    producer.send(topic, json.dumps({"op": "x", "after": {"id": 91}}).encode(), key=source.encode_key(91))
+    producer.send(topic, json.dumps({"op": "c", "after": {"name": "no id"}}).encode(), key=None)
+    producer.flush()
+    return ["the value is not JSON", "unknown operation x", "no value for the key column(s) id"]
+
+
+def test_bad_change_events_go_to_the_dead_letter_table_once_even_when_killed_before_them(
+        kafka, spark, producer, topic_name, tmp_path):
+    kafka.create_topic(topic_name, partitions=1)
+    table, dead = str(tmp_path / "customers"), str(tmp_path / "dead_letters")
+    source = SourceTable(producer, topic_name, with_schema=False)
+    source.snapshot([{"id": i, "name": f"n{i}", "qty": i, "price": 1.0} for i in range(1, 5)])
+    reasons = _bad(producer, topic_name, source)
+    source.update(2, qty=20)  # after the bad ones: the batch's good changes are applied
+    source.delete(3)
+    source.flush()
+
+    # Killed after the MERGE's commit, before the dead letters: the table has the batch, the dead letters do not.
+    script = Path(__file__).parent / "cdc_load_once.py"
+    code, out = run_killable(script, kafka.bootstrap, topic_name, table, dead, crash_at="before-dead-letters")
+    assert code == -9, out
+    assert table_state(spark, table, source.columns) == source.expected()
+    first = committed_position(table, "cdc-crash-test")
+    assert first.batch == 0 and first.dead_letters == 3
+    assert not (Path(dead) / "_delta_log").exists()
+
+    # The next run writes batch 0's dead letters (read again from Kafka), then its own batch with one more.
+    source.update(1, name="one")
+    producer.send(topic_name, b"", key=source.encode_key(92))  # an empty value: not JSON either
+    source.flush()
+    options = LoadOptions(table=table, kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic_name],
+                          sink_id="cdc-crash-test", cdc="debezium", cdc_metadata=True, dead_letter=dead)
+    result = load(spark, options)
+    assert (result.status, result.batch, result.dead_letters) == ("committed", 1, 1)
+    assert table_state(spark, table, source.columns) == source.expected()
+    letters = spark.read.format("delta").load(dead).orderBy("offset").collect()
+    assert [(r["batch"], r["key"] and json.loads(r["key"])["id"], r["error"]) for r in letters] == [
+        (0, 90, reasons[0]), (0, 91, reasons[1]), (0, None, reasons[2]), (1, 92, "the value is not JSON")]
+    assert letters[0]["value"] == b"{not json" and letters[0]["sink"] == "cdc-crash-test"
+    assert DeltaTable(dead).transaction_version("kafka-spark/cdc-crash-test") == 1
+    # A re-run finds nothing new and writes no dead letter twice.
+    assert load(spark, options).status == "up-to-date"
+    assert spark.read.format("delta").load(dead).count() == 4
