@@ -4,6 +4,7 @@ exactly once across both, a crash between the MERGE's commit and the dead letter
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from cdc_events import SourceTable, table_state
 from delta_support import run_killable
 from deltalake import DeltaTable
 
-from kafka_spark.delta import committed_position, load
+from kafka_spark.delta import committed_position, load, merge_commit
 from kafka_spark.sink import LoadOptions
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -27,8 +28,23 @@ def _bad(producer, topic: str, source: SourceTable) -> list[str]:
     return ["the value is not JSON", "unknown operation x", "no value for the key column(s) id"]
 
 
+class _Crash(Exception):
+    pass
+
+
+def _stop_before_dead_letters(name: str) -> None:
+    if name == "before-dead-letters":
+        raise _Crash(name)
+
+
+# The suite stops the load at the point in this process (what the table holds then is what a kill leaves); the
+# long schedule (KAFKA_SPARK_KILLS > 2) kills a load process there with SIGKILL.
+LONG = pytest.mark.skipif(int(os.environ.get("KAFKA_SPARK_KILLS", "2")) <= 2, reason="long: KAFKA_SPARK_KILLS=10")
+
+
+@pytest.mark.parametrize("kill", [pytest.param(False, id="stopped"), pytest.param(True, id="sigkill", marks=LONG)])
 def test_bad_change_events_go_to_the_dead_letter_table_once_even_when_killed_before_them(
-        kafka, spark, producer, topic_name, tmp_path):
+        kafka, spark, producer, topic_name, tmp_path, monkeypatch, kill):
     kafka.create_topic(topic_name, partitions=1)
     table, dead = str(tmp_path / "customers"), str(tmp_path / "dead_letters")
     source = SourceTable(producer, topic_name, with_schema=False)
@@ -37,11 +53,19 @@ def test_bad_change_events_go_to_the_dead_letter_table_once_even_when_killed_bef
     source.update(2, qty=20)  # after the bad ones: the batch's good changes are applied
     source.delete(3)
     source.flush()
+    options = LoadOptions(table=table, kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic_name],
+                          sink_id="cdc-crash-test", cdc="debezium", cdc_metadata=True, dead_letter=dead)
 
-    # Killed after the MERGE's commit, before the dead letters: the table has the batch, the dead letters do not.
-    script = Path(__file__).parent / "cdc_load_once.py"
-    code, out = run_killable(script, kafka.bootstrap, topic_name, table, dead, crash_at="before-dead-letters")
-    assert code == -9, out
+    # Stopped after the MERGE's commit, before the dead letters: the table has the batch, the dead letters do not.
+    if kill:
+        script = Path(__file__).parent / "cdc_load_once.py"
+        code, out = run_killable(script, kafka.bootstrap, topic_name, table, dead, crash_at="before-dead-letters")
+        assert code == -9, out
+    else:
+        monkeypatch.setattr(merge_commit, "crash_point", _stop_before_dead_letters)
+        with pytest.raises(_Crash):
+            load(spark, options)
+        monkeypatch.undo()
     assert table_state(spark, table, source.columns) == source.expected()
     first = committed_position(table, "cdc-crash-test")
     assert first.batch == 0 and first.dead_letters == 3
@@ -51,8 +75,6 @@ def test_bad_change_events_go_to_the_dead_letter_table_once_even_when_killed_bef
     source.update(1, name="one")
     producer.send(topic_name, b"", key=source.encode_key(92))  # an empty value: not JSON either
     source.flush()
-    options = LoadOptions(table=table, kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic_name],
-                          sink_id="cdc-crash-test", cdc="debezium", cdc_metadata=True, dead_letter=dead)
     result = load(spark, options)
     assert (result.status, result.batch, result.dead_letters) == ("committed", 1, 1)
     assert table_state(spark, table, source.columns) == source.expected()
