@@ -108,9 +108,9 @@ def _unsupported(config: AppConfig) -> list[tuple[str, str]]:
         ("--compact-every", getattr(config, "compact_every", None), "Iceberg tables are not compacted by the "
                                                                     "stream in this version; run Iceberg's own "
                                                                     "maintenance"),
-        (f"--writer {config.writer}", config.writer in ("spark", "direct"), "Iceberg tables are written by "
-                                                                            "pyiceberg in this version (auto or "
-                                                                            "pyiceberg)"),
+        (f"--writer {config.writer}", config.writer == "spark", "Iceberg tables are written by the direct "
+                                                                "writer or pyiceberg in this version (auto, "
+                                                                "direct or pyiceberg)"),
     ) if value]
 
 

@@ -1,4 +1,5 @@
-"""Apache Iceberg as the sink's table format: positions in the snapshot summaries, appends through pyiceberg.
+"""Apache Iceberg as the sink's table format: positions in the snapshot summaries, data files written by Spark's
+tasks (the direct writer) or pyiceberg's, committed through pyiceberg.
 
 One `IcebergFormat` per catalog: the core hands it table names, and it finds them in its catalog.
 """
@@ -12,14 +13,11 @@ from kafka_spark.errors import ConfigError
 from kafka_spark.iceberg.batch_append import create_table
 from kafka_spark.iceberg.catalog import IcebergCatalog, frame_arrow_schema
 from kafka_spark.iceberg.position import IcebergLocation, sink_positions
-from kafka_spark.iceberg.table_writes import WRITER, IcebergWrites
+from kafka_spark.iceberg.table_writes import IcebergWrites, choose_writer
 from kafka_spark.sink.options import KafkaSource, LoadOptions
 from kafka_spark.sink.position import SinkCommit
 from kafka_spark.sink.table_format import TableFormat, TableWrites
 from kafka_spark.sink.value_schema import require_schema, value_struct
-
-# What `writer` may ask for: pyiceberg's writer is the only one of this version.
-WRITERS = ("auto", WRITER)
 
 
 class IcebergFormat(TableFormat):
@@ -68,11 +66,7 @@ class IcebergFormat(TableFormat):
         return None  # no dead letters to finish
 
     def choose_writer(self, spark: Any, options: LoadOptions, location: Any) -> Any:
-        asked = (options.writer or "auto").strip().lower()
-        if asked not in WRITERS:
-            raise ConfigError(f"writer {options.writer!r}: Iceberg tables are written by pyiceberg in this version "
-                              f"(give one of {', '.join(WRITERS)})")
-        return WRITER
+        return choose_writer(options)
 
     def create_table(self, spark: Any, table: str, schema: Any, partition_by: Sequence[str]) -> IcebergLocation:
         location = IcebergLocation(self.catalog, self.catalog.identifier(table))
@@ -84,4 +78,4 @@ class IcebergFormat(TableFormat):
 
     def writes(self, spark: Any, source: KafkaSource,
                choices: MutableMapping[str, Any] | None = None) -> TableWrites:
-        return IcebergWrites(spark, self.catalog)
+        return IcebergWrites(spark, self.catalog, choices)

@@ -1,9 +1,10 @@
 """One batch's rows and position appended to an Iceberg table in one snapshot, exactly once.
 
-The append goes through pyiceberg: the data files are written, then one catalog commit adds a snapshot whose
-summary holds the batch's record (position.py). The catalog's commit is optimistic: it succeeds only if the
-table's current snapshot is still the one the append started from, and fails with CommitFailedException
-otherwise, having changed nothing.
+pyiceberg's writer (`append_batch`) writes the data files from Arrow rows on the driver; the direct writer
+(direct_append.py) stages data files its Spark tasks wrote. Either way one catalog commit (`commit_batch`, the
+loop both share) adds a snapshot whose summary holds the batch's record (position.py). The catalog's commit is
+optimistic: it succeeds only if the table's current snapshot is still the one the append started from, and fails
+with CommitFailedException otherwise, having changed nothing.
 
 pyiceberg would retry such a failed append on top of the new snapshot by itself (appends do not conflict in
 Iceberg's rules), which would commit a batch twice when the other writer was another run of the same sink. So
@@ -21,7 +22,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.errors import ConfigError
@@ -40,7 +41,7 @@ from kafka_spark.sink.position import SinkCommit, keep_committed
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyiceberg.table import Table
+    from pyiceberg.table import Table, Transaction
 
 log = logging.getLogger(__name__)
 
@@ -54,16 +55,36 @@ def append_batch(location: IcebergLocation, rows: pa.Table, commit: SinkCommit, 
                  merge_schema: bool = False) -> tuple[SinkCommit, int | None]:
     """Append `rows` with `commit` in one snapshot; the commit the table holds for the batch (this run's) and
     the snapshot's sequence number. BatchAlreadyCommittedError when another run's commit holds the batch."""
+
+    def stage(txn: Transaction) -> None:
+        crash_point("before-write")
+        if merge_schema:
+            with txn.update_schema() as update:
+                update.union_by_name(optional_schema(rows.schema))
+        txn.append(rows, snapshot_properties=summary_properties(commit))  # writes the data files
+
+    return commit_batch(location, commit, lambda: open_table(location, rows.schema, partition_by), stage)
+
+
+def commit_batch(location: IcebergLocation, commit: SinkCommit, opened: Callable[[], Table],
+                 stage: Callable[[Transaction], None]) -> tuple[SinkCommit, int | None]:
+    """Commit the batch exactly once: `stage(txn)` puts its snapshot (with `summary_properties(commit)`) in a
+    transaction on a view of the table that retries nothing; a commit another writer beat is decided here and
+    staged again on the new snapshot. `opened()` loads (or creates) the table. The commit the table holds
+    for the batch (this run's) and the snapshot's sequence number; BatchAlreadyCommittedError when another
+    run's commit holds it."""
     from pyiceberg.exceptions import CommitFailedException
 
     for attempt in range(ATTEMPTS):
-        table = _table(location, rows.schema, partition_by)
-        done = _held(table, location, commit)
+        table = opened()
+        done = held(table, location, commit)
         if done is not None:
             return done
-        crash_point("before-write")
         try:
-            _append(table, rows, commit, merge_schema)
+            txn = _no_retries(table).transaction()
+            stage(txn)
+            crash_point("before-commit")
+            txn.commit_transaction()
         except CommitFailedException as exc:
             pause = min(MAX_PAUSE_S, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0)
             log.info("%s: another commit landed first (%s); reading the table again in %.2fs", location, exc, pause)
@@ -82,7 +103,7 @@ def append_batch(location: IcebergLocation, rows: pa.Table, commit: SinkCommit, 
         f"{commit.sink_id!r}; nothing of this run was committed")
 
 
-def _held(table: Table, location: IcebergLocation, commit: SinkCommit) -> tuple[SinkCommit, int | None] | None:
+def held(table: Table, location: IcebergLocation, commit: SinkCommit) -> tuple[SinkCommit, int | None] | None:
     """What the table holds for the sink before the append: None when the batch is still to be appended."""
     sink_id, batch = commit.sink_id, commit.batch
     logged, _ = logged_positions(table)
@@ -105,22 +126,15 @@ def _held(table: Table, location: IcebergLocation, commit: SinkCommit) -> tuple[
         "wrote nothing, so nothing was written twice", batch, winner.run_id)
 
 
-def _append(table: Table, rows: pa.Table, commit: SinkCommit, merge_schema: bool) -> None:
-    """One snapshot of `rows` with `commit` in its summary, on a view of `table` whose commit is not retried."""
+def _no_retries(table: Table) -> Table:
+    """A view of `table` whose commits pyiceberg does not retry (the sink decides what a lost race means)."""
     from pyiceberg.table import Table as IcebergTable
 
     metadata = table.metadata.model_copy(update={"properties": {**table.metadata.properties, **NO_RETRIES}})
-    view = IcebergTable(table.name(), metadata, table.metadata_location, table.io, table.catalog)
-    txn = view.transaction()
-    if merge_schema:
-        with txn.update_schema() as update:
-            update.union_by_name(optional_schema(rows.schema))
-    txn.append(rows, snapshot_properties=summary_properties(commit))  # writes the data files
-    crash_point("before-commit")
-    txn.commit_transaction()
+    return IcebergTable(table.name(), metadata, table.metadata_location, table.io, table.catalog)
 
 
-def _table(location: IcebergLocation, schema: Any, partition_by: Sequence[str]) -> Table:
+def open_table(location: IcebergLocation, schema: Any, partition_by: Sequence[str]) -> Table:
     """The table, created from `schema` (Arrow) when the catalog does not have it yet."""
     from pyiceberg.exceptions import NoSuchTableError
 

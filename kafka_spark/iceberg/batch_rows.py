@@ -1,12 +1,15 @@
-"""A batch's rows as the table receives them: values parsed or checked, the transform applied, in Arrow.
+"""A batch's rows as the table receives them: values parsed or checked, the transform applied.
 
 Values are checked as every table format's are (sink/checked_values.py). This version keeps no dead letters:
 a bad record fails the batch before anything is committed, with BadRecordError naming the lowest bad offset.
-The rows are collected to the driver as Arrow (`DataFrame.toArrow`), where pyiceberg writes them.
+pyiceberg's writer collects the rows to the driver as Arrow (`DataFrame.toArrow`, `batch_rows`); the direct
+writer's tasks write them where they are (`batch_frame`, direct_append.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.sink.checked_values import CheckedValues
@@ -20,19 +23,33 @@ if TYPE_CHECKING:
 NO_DEAD_LETTERS = "The Iceberg sink keeps no dead letters in this version."
 
 
-def batch_rows(options: LoadOptions, df: DataFrame, batch: int) -> Any:
-    """The batch's rows (`df`: its records) as the table takes them, as a `pyarrow.Table`."""
+def batch_frame(options: LoadOptions, df: DataFrame) -> tuple[DataFrame, CheckedValues | None]:
+    """The batch's rows (`df`: its records) as the table takes them, and the check of their values (None when
+    values are kept as bytes): a Spark job over the rows fails on a bad value."""
     parsing = options.parsing
     if parsing.value_schema is None and not parsing.decoded:
-        return in_utc(apply_transform(df, options.format.transform).toArrow())
+        return apply_transform(df, options.format.transform), None
     checked = CheckedValues(parsing, df, keep_bad=False)
+    return apply_transform(checked.main, options.format.transform), checked
+
+
+@contextmanager
+def refusing_bad(checked: CheckedValues | None, options: LoadOptions, batch: int) -> Iterator[None]:
+    """Run a job over the checked rows: the failure a bad value raises becomes BadRecordError naming it."""
     try:
-        return in_utc(apply_transform(checked.main, options.format.transform).toArrow())
+        yield
     except Exception as exc:
-        error = checked.first_bad(exc, options.sink_id, batch, NO_DEAD_LETTERS)
+        error = checked.first_bad(exc, options.sink_id, batch, NO_DEAD_LETTERS) if checked is not None else None
         if error is not None:
             raise error from None
         raise
+
+
+def batch_rows(options: LoadOptions, df: DataFrame, batch: int) -> Any:
+    """The batch's rows (`df`: its records) as the table takes them, as a `pyarrow.Table`."""
+    frame, checked = batch_frame(options, df)
+    with refusing_bad(checked, options, batch):
+        return in_utc(frame.toArrow())
 
 
 def in_utc(rows: Any) -> Any:

@@ -1,19 +1,26 @@
-"""A batch's Iceberg writers, table by table: each table's rows collected as Arrow and appended by pyiceberg.
+"""A batch's Iceberg writers, table by table: the direct writer (the read's tasks write the data files) or
+pyiceberg's (the rows collected to the driver as Arrow and appended).
 
-Every table takes its rows from the batch's Spark read (one shared read serves several tables of a routed
-load), so no table reads Kafka itself and there are no files to write before the commits. Each commit is one
-snapshot of its table (batch_append.py).
+`LoadOptions.writer`: "auto" (the default) takes the direct writer (direct_append.py) where it serves the table
+and pyiceberg's (batch_append.py) where it does not, the reason in the result and the log; "direct" refuses a
+table it cannot serve; "pyiceberg" always takes pyiceberg's. A direct-written table reads its own ranges; the
+others take their rows from the batch's Spark read (one shared read serves several tables of a routed load).
+Each commit is one snapshot of its table.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, MutableMapping
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kafka_spark.errors import ConfigError
 from kafka_spark.iceberg.batch_append import append_batch
 from kafka_spark.iceberg.batch_rows import batch_rows
+from kafka_spark.iceberg.direct_append import PyicebergWriterNeeded, append_direct, direct_reason
 from kafka_spark.iceberg.position import IcebergLocation
 from kafka_spark.sink.freshness import arrow_freshness
 from kafka_spark.sink.progress import Progress
@@ -22,48 +29,110 @@ from kafka_spark.sink.table_format import TableWrites
 
 if TYPE_CHECKING:
     from kafka_spark.iceberg.catalog import IcebergCatalog
+    from kafka_spark.sink.options import LoadOptions
     from kafka_spark.sink.plan import BatchPlan
     from kafka_spark.sink.position import SinkCommit
     from kafka_spark.sink.routed import RoutedTable
 
-# The writer every Iceberg table has in this version, as results name it.
-WRITER = "pyiceberg"
+log = logging.getLogger(__name__)
+
+# The writers as results name them, and what `writer` may ask for.
+DIRECT, PYICEBERG = "direct", "pyiceberg"
+WRITERS = ("auto", DIRECT, PYICEBERG)
+
+
+@dataclass(frozen=True)
+class IcebergChoice:
+    """The writer of a table (DIRECT or PYICEBERG), what was asked, and why pyiceberg's serves an 'auto'."""
+
+    writer: str
+    asked: str = "auto"
+    reason: str | None = None
+
+
+def choose_writer(options: LoadOptions, split: bool = False) -> IcebergChoice:
+    """The writer of the table `options` write (`split`: a split route selects its rows); ConfigError for a
+    writer that is not Iceberg's, or 'direct' for rows it cannot write."""
+    asked = (options.writer or "auto").strip().lower()
+    if asked not in WRITERS:
+        raise ConfigError(f"writer {options.writer!r}: Iceberg tables are written by the direct writer or pyiceberg "
+                          f"in this version (give one of {', '.join(WRITERS)})")
+    if asked == PYICEBERG:
+        return IcebergChoice(PYICEBERG, asked)
+    reason = direct_reason(options, split)
+    if reason is None:
+        return IcebergChoice(DIRECT, asked)
+    if asked == DIRECT:
+        raise ConfigError(f"writer 'direct' cannot write to {options.table}: {reason}; use writer 'pyiceberg' or "
+                          "'auto'")
+    return IcebergChoice(PYICEBERG, asked, reason)
 
 
 class IcebergWrites(TableWrites):
-    """One batch's Iceberg commits."""
+    """One batch's Iceberg commits; `choices` keeps the tables' writers (a stream's, between batches)."""
 
-    def __init__(self, spark: Any, catalog: IcebergCatalog) -> None:
+    def __init__(self, spark: Any, catalog: IcebergCatalog, choices: MutableMapping[str, Any] | None = None) -> None:
         self.spark, self.catalog = spark, catalog
+        self.choices: MutableMapping[str, Any] = {} if choices is None else choices
         self._work: dict[str, tuple[BatchPlan, SinkCommit]] = {}
+        self._errors: dict[str, Exception] = {}
 
-    def writer(self, routed: RoutedTable, location: Any) -> Any:
-        return WRITER
+    def writer(self, routed: RoutedTable, location: Any) -> IcebergChoice | None:
+        try:
+            choice = self.choices.get(routed.table)
+            if not isinstance(choice, IcebergChoice):
+                split = routed.route is not None and routed.route.split is not None
+                choice = self.choices[routed.table] = choose_writer(routed.options, split)
+            return choice
+        except ConfigError as exc:
+            self._errors[routed.table] = exc
+            return None
 
     def reads_own(self, routed: RoutedTable) -> bool:
-        return False
+        choice = self.choices.get(routed.table)
+        return isinstance(choice, IcebergChoice) and choice.writer == DIRECT
 
     def add(self, routed: RoutedTable, plan: BatchPlan, commit: SinkCommit) -> None:
         self._work[routed.table] = (plan, commit)
 
     def spark_rows(self, routed: RoutedTable) -> bool:
-        return True
+        return routed.table not in self._errors and not self.reads_own(routed)
 
     def write_files(self) -> None:
-        return None
+        return None  # each direct table's read writes its files at its commit
 
     def commit(self, routed: RoutedTable, rows: Callable[[], Any], label: str, location: Any,
                progress: bool = True) -> LoadResult:
-        """Collect the table's rows (`rows()`, transformed by its options) and append them with the batch's
-        position in one snapshot."""
-        _, commit = self._work[routed.table]
+        """Commit the table's batch with its writer (`rows()`: the table's DataFrame, for pyiceberg's writer) in
+        one snapshot with the batch's position."""
+        if routed.table in self._errors:
+            raise self._errors[routed.table]
+        plan, commit = self._work[routed.table]
         opts = routed.options
         where = location or IcebergLocation(self.catalog, self.catalog.identifier(routed.table))
+        choice = self.writer(routed, location)
+        assert choice is not None
+        reason = choice.reason
         shows = progress and opts.format.progress
         with Progress(self.spark, f"{opts.sink_id} {label}") if shows else nullcontext():
+            if choice.writer == DIRECT:
+                try:
+                    done = append_direct(self.spark, where, opts, plan, commit)
+                except PyicebergWriterNeeded as exc:
+                    if choice.asked == DIRECT:
+                        raise ConfigError(f"writer 'direct' cannot write to {routed.table}: {exc.reason}; use "
+                                          "writer 'pyiceberg' or 'auto'") from None
+                    log.info("%s: pyiceberg's writer, since %s", routed.table, exc.reason)
+                    reason = exc.reason
+                else:
+                    return LoadResult("committed", opts.sink_id, commit.batch, rows=done.rows, bytes=done.bytes,
+                                      table_version=done.sequence, start=dict(commit.start_offsets),
+                                      offsets=dict(done.commit.offsets), run_id=commit.run_id, table=routed.table,
+                                      topic=routed.topic, writer=DIRECT, freshness=done.freshness)
             arrow = batch_rows(opts, rows(), commit.batch)
         counted = dataclasses.replace(commit, records=arrow.num_rows)
         winner, sequence = append_batch(where, arrow, counted, opts.format.partition_by, opts.format.merge_schema)
         return LoadResult("committed", opts.sink_id, commit.batch, rows=arrow.num_rows, table_version=sequence,
                           start=dict(commit.start_offsets), offsets=dict(winner.offsets), run_id=commit.run_id,
-                          table=routed.table, topic=routed.topic, writer=WRITER, freshness=arrow_freshness(arrow))
+                          table=routed.table, topic=routed.topic, writer=PYICEBERG, writer_reason=reason,
+                          freshness=arrow_freshness(arrow))

@@ -42,7 +42,7 @@ def test_load_lands_every_record_once_and_resumes_from_the_table(capsys, spark, 
     assert code == 0, err
     first = json.loads(out)
     assert (first["status"], first["batch"], first["rows"], first["table"]) == ("committed", 0, 100, "db.events")
-    assert (first["table_format"], first["catalog"], first["writer"]) == ("iceberg", "kafka_spark", "pyiceberg")
+    assert (first["table_format"], first["catalog"], first["writer"]) == ("iceberg", "kafka_spark", "direct")
 
     code, out, err = run(capsys, *base)  # the text summary, as a Delta load prints it
     assert code == 0, err
@@ -77,7 +77,7 @@ def test_a_table_per_topic_by_template(capsys, spark, kafka, producer, tmp_path)
         "committed", 30, [], "iceberg")
     tables = {t["table"]: t for t in summary["tables"]}
     assert set(tables) == {f"bronze.{t}" for t in topics}
-    assert all(t["lag"] == 0 and t["writer"] == "pyiceberg" for t in tables.values())
+    assert all(t["lag"] == 0 and t["writer"] == "direct" for t in tables.values())
     catalog = IcebergCatalog(warehouse=str(warehouse))
     for topic in topics:
         every_offset_once(catalog, f"bronze.{topic}", ends(tables[f"bronze.{topic}"]["offsets"]))

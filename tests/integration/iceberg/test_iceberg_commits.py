@@ -1,4 +1,5 @@
-"""The Iceberg commit protocol against racing writers, through pyiceberg alone (no Spark, no Kafka)."""
+"""The Iceberg commit protocol against racing writers, through pyiceberg alone (no Spark, no Kafka): pyiceberg's
+writer, and the direct writer's files (written here as its tasks write them) committed by its driver side."""
 
 from __future__ import annotations
 
@@ -6,10 +7,13 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
+import pytest
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.iceberg import committed_positions
 from kafka_spark.iceberg.batch_append import append_batch, create_table
+from kafka_spark.iceberg.data_files import file_spec, write_data_files
+from kafka_spark.iceberg.direct_append import commit_files
 from kafka_spark.iceberg.position import IcebergLocation, logged_batch
 from kafka_spark.sink import BatchAlreadyCommittedError, SinkCommit
 
@@ -19,7 +23,19 @@ def rows(topic: str, start: int, n: int) -> pa.Table:
                      "offset": pa.array(range(start, start + n), pa.int64())})
 
 
-def test_racing_runs_of_one_batch_commit_it_once(catalog):
+def append_direct(location: IcebergLocation, batch: pa.Table, commit: SinkCommit) -> None:
+    """The direct writer's way: the files written first (as a task writes them), then committed."""
+    spec = file_spec(location.load(), batch.schema)
+    files = [row for out in write_data_files(batch.to_batches(), spec) for row in out.to_pylist()]
+    commit_files(location, files, spec, commit)
+
+
+WRITERS = {"pyiceberg": append_batch, "direct": append_direct}
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_racing_runs_of_one_batch_commit_it_once(catalog, writer):
+    append = WRITERS[writer]
     location = IcebergLocation(catalog, ("db", "raced"))
     create_table(location, rows("t", 0, 0).schema)
     tp = TopicPartition("t", 0)
@@ -29,7 +45,7 @@ def test_racing_runs_of_one_batch_commit_it_once(catalog):
     def run(i: int) -> str:
         barrier.wait()
         try:
-            append_batch(location, rows("t", 0, 3), SinkCommit("s", 0, {tp: 3}, run_id=f"run-{i}"))
+            append(location, rows("t", 0, 3), SinkCommit("s", 0, {tp: 3}, run_id=f"run-{i}"))
             return "committed"
         except BatchAlreadyCommittedError:
             return "already committed"
@@ -42,7 +58,9 @@ def test_racing_runs_of_one_batch_commit_it_once(catalog):
     assert len(table.snapshots()) == 1
 
 
-def test_racing_sinks_each_commit_every_batch_once(catalog):
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_racing_sinks_each_commit_every_batch_once(catalog, writer):
+    append = WRITERS[writer]
     location = IcebergLocation(catalog, ("db", "shared"))
     create_table(location, rows("t", 0, 0).schema)
     sinks, batches = 4, 3
@@ -51,7 +69,7 @@ def test_racing_sinks_each_commit_every_batch_once(catalog):
         topic = f"t{i}"
         for batch in range(batches):
             commit = SinkCommit(f"sink-{i}", batch, {TopicPartition(topic, 0): 5 * (batch + 1)}, run_id=f"r{i}")
-            append_batch(location, rows(topic, 5 * batch, 5), commit)
+            append(location, rows(topic, 5 * batch, 5), commit)
 
     with ThreadPoolExecutor(sinks) as pool:
         list(pool.map(sink, range(sinks)))

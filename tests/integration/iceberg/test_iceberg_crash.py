@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from iceberg_support import every_offset_once, new_topic, produce
 
 from kafka_spark.iceberg import committed_position, load
@@ -22,10 +23,11 @@ def killed_load(*args: str, crash_at: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300, check=False)
 
 
-def test_a_load_killed_around_its_commit_loads_every_offset_once(kafka, spark, producer, catalog):
+@pytest.mark.parametrize("writer", ["direct", "pyiceberg"])
+def test_a_load_killed_around_its_commit_loads_every_offset_once(kafka, spark, producer, catalog, writer):
     topic = new_topic(kafka, partitions=2)
     produce(producer, topic, 300)
-    args = (kafka.bootstrap, topic, str(catalog.warehouse), "db.crashed", "100")
+    args = (kafka.bootstrap, topic, str(catalog.warehouse), "db.crashed", "100", writer)
     # killed with batch 0's data files written but not committed: nothing of it is in the table
     proc = killed_load(*args, crash_at="before-commit")
     assert proc.returncode == -9, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -38,9 +40,10 @@ def test_a_load_killed_around_its_commit_loads_every_offset_once(kafka, spark, p
     position = committed_position("db.crashed", "crash-test", catalog)
     assert position is not None and position.batch == 0
     opts = LoadOptions(table="db.crashed", kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic],
-                       sink_id="crash-test", max_records=100)
+                       sink_id="crash-test", max_records=100, writer=writer)
     batches = []
     while (result := load(spark, opts, catalog)).status == "committed":
         batches.append((result.batch, result.rows))
+        assert result.writer == writer
     assert batches == [(1, 100), (2, 100)]
     every_offset_once(catalog, "db.crashed", result.offsets)

@@ -25,13 +25,14 @@ from kafka_spark.sink import (
 )
 
 
-def test_loads_resume_from_the_snapshots_alone(kafka, spark, producer, catalog):
+@pytest.mark.parametrize(("writer", "served"), [("auto", "direct"), ("pyiceberg", "pyiceberg")])
+def test_loads_resume_from_the_snapshots_alone(kafka, spark, producer, catalog, writer, served):
     topic = new_topic(kafka, partitions=2)
     produce(producer, topic, 150)
     opts = LoadOptions(table="db.events", kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic],
-                       max_records=100, partition_by=["partition"])
+                       max_records=100, partition_by=["partition"], writer=writer)
     first = load(spark, opts, catalog)
-    assert (first.status, first.batch, first.rows, first.writer) == ("committed", 0, 100, "pyiceberg")
+    assert (first.status, first.batch, first.rows, first.writer) == ("committed", 0, 100, served)
     second = load(spark, opts, catalog)
     assert (second.status, second.batch, second.rows) == ("committed", 1, 50)
     assert load(spark, opts, catalog).status == "up-to-date"
@@ -131,3 +132,64 @@ def test_an_iceberg_commits_freshness_is_its_records_age(kafka, spark, producer,
     fresh = result.freshness
     assert result.rows == 100 and fresh is not None
     assert 20_000 <= fresh.p50_ms <= 20_000 + took and 300_000 <= fresh.max_ms <= 300_000 + took
+
+
+def test_both_writers_in_turn_make_one_table_and_direct_files_carry_the_schemas_field_ids(
+        kafka, spark, producer, catalog):
+    import pyarrow.parquet as pq
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    topic = new_topic(kafka, partitions=2)
+    produce(producer, topic, 60)
+    base = LoadOptions(table="db.mixed", kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic], max_records=20,
+                       include_headers=True, partition_by=["partition"])
+    direct_files: set[str] = set()
+    # one table created by pyiceberg's writer, one by the direct writer; each then written by the other in turn
+    for table, writers in (("db.mixed", ["pyiceberg", "direct"]),
+                           ("db.mixed_too", ["direct", "pyiceberg"])):
+        for batch, writer in enumerate(writers):
+            before = _data_files(catalog, table)
+            result = load(spark, dataclasses.replace(base, table=table, writer=writer), catalog)
+            assert (result.batch, result.rows, result.writer) == (batch, 20, writer)
+            if writer == "direct":
+                direct_files |= _data_files(catalog, table) - before
+        every_offset_once(catalog, table, result.offsets)
+        rows = catalog.open().load_table(catalog.identifier(table)).scan().to_arrow()
+        assert rows.num_rows == 20 * len(writers) and rows.column("headers").null_count == 0
+
+        # every direct-written file's columns, nested ones too, carry the table's field ids
+        expected = _field_ids(schema_to_pyarrow(catalog.open().load_table(catalog.identifier(table)).schema(),
+                                                include_field_ids=True))
+        assert {"headers", "headers.element", "headers.element.key"} <= set(expected)
+        mine = [f for f in direct_files if f"/{table.split('.')[1]}/data/" in f]
+        assert mine and all("/data/partition=" in f for f in mine)
+        for path in mine:
+            assert _field_ids(pq.read_schema(path.removeprefix("file://"))) == expected, path
+
+
+def _data_files(catalog, table: str) -> set[str]:
+    if not catalog.open().table_exists(catalog.identifier(table)):
+        return set()
+    iceberg = catalog.open().load_table(catalog.identifier(table))
+    return {task.file.file_path for task in iceberg.scan().plan_files()}
+
+
+def _field_ids(schema: pa.Schema) -> dict[str, int]:
+    """Each column's Parquet field id, by its path (`headers.element.key`)."""
+    found: dict[str, int] = {}
+
+    def walk(field: pa.Field, path: str) -> None:
+        found[path] = int((field.metadata or {})[b"PARQUET:field_id"])
+        kind = field.type
+        if pa.types.is_struct(kind):
+            for child in kind:
+                walk(child, f"{path}.{child.name}")
+        elif pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            walk(kind.value_field, f"{path}.element")
+        elif pa.types.is_map(kind):
+            walk(kind.key_field, f"{path}.key")
+            walk(kind.item_field, f"{path}.value")
+
+    for field in schema:
+        walk(field, field.name)
+    return found
