@@ -97,6 +97,9 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
     p.add_argument("--cdc-soft-delete", metavar="true|false",
                    help="with --cdc: keep deleted rows, marked __deleted = true, instead of removing them (a truncate "
                         "marks every row)")
+    p.add_argument("--cdc-history", metavar="PATH",
+                   help="with --cdc: also append every change to this Delta table (a history of the rows, in Kafka "
+                        "order, exactly once); {topic} in it is each routed table's topic")
     p.add_argument("--dead-letter", metavar="PATH",
                    help="with --value-schema or a format: write records whose value does not parse or decode to "
                         "this Delta table, with their offsets and the error, and load the rest")

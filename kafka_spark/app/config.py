@@ -105,6 +105,7 @@ COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     "key-columns": ("key_columns", parse_names),
     "cdc-metadata": ("cdc_metadata", parse_bool),
     "cdc-soft-delete": ("cdc_soft_delete", parse_bool),
+    "cdc-history": ("cdc_history", parse_text),
     "writer": ("writer", parse_writer),
     **FORMAT_KEYS,
     "table-template": ("table_template", parse_template),
@@ -253,7 +254,8 @@ def validate(config: AppConfig) -> None:
             raise ConfigError(f"pattern {config.pattern!r} is not a regular expression: {exc}") from None
     check_sink_id(config.sink_id)
     check_table_format(config)
-    capture = change_capture(config.cdc, config.key_columns, config.cdc_metadata, config.cdc_soft_delete)
+    capture = change_capture(config.cdc, config.key_columns, config.cdc_metadata, config.cdc_soft_delete,
+                             config.cdc_history)
     require_schema(config.dead_letter, config.value_schema, decoded(config), capture is not None)
     check_payloads(config)
     check_change_options(capture, transform=config.transform)

@@ -44,6 +44,7 @@ class AppConfig:
     key_columns: list[str] = field(default_factory=list)
     cdc_metadata: bool = False
     cdc_soft_delete: bool = False
+    cdc_history: str | None = None
     writer: str | None = None
     value_format: str | None = None
     key_format: str | None = None

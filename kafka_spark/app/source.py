@@ -43,6 +43,7 @@ def sink_settings(config: AppConfig, source: Source, table: str | None) -> dict[
                 "merge_schema": config.merge_schema, **decoding_settings(config),
                 "cdc": config.cdc, "key_columns": config.key_columns, "cdc_metadata": config.cdc_metadata,
                 "cdc_soft_delete": config.cdc_soft_delete,
+                "cdc_history": table_location(config.cdc_history) if config.cdc_history else None,
                 **({"writer": config.writer} if config.writer else {})}
     if not routed(config):
         return settings

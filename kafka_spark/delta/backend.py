@@ -6,6 +6,7 @@ from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 from kafka_spark.delta.catalog import create_catalog_table
+from kafka_spark.delta.change_history import reconcile_history
 from kafka_spark.delta.compaction import compact_after_commit
 from kafka_spark.delta.dead_letter import check_options, reconcile
 from kafka_spark.delta.location import locate, path_location
@@ -38,6 +39,9 @@ class DeltaFormat(TableFormat):
 
     def repair(self, spark: Any, options: LoadOptions, previous: SinkCommit | None) -> None:
         reconcile(spark, options.source, options.target, options.parsing, previous, options.changes)
+        topics = list(options.topics)
+        reconcile_history(spark, options.source, options.target, options.parsing, previous, options.changes,
+                          topics[0] if len(topics) == 1 and not options.pattern else None)
 
     def choose_writer(self, spark: Any, options: LoadOptions, location: Any) -> Any:
         return choose_writer(spark, options, location)

@@ -70,6 +70,8 @@ class BatchChanges:
     # left out of `rows`, and how many they are.
     bad: DataFrame | None = None
     dead_letters: int = 0
+    # With a history table: every change of the batch that has a key (and every truncate), in Kafka order.
+    history: DataFrame | None = None
 
     def release(self) -> None:
         """Drop the cached parse (after the commit)."""
@@ -224,8 +226,10 @@ def batch_changes(df: DataFrame, capture: ChangeCapture, table_schema: StructTyp
     record that cannot be applied, or with `keep_bad` such records are left out and kept (`BatchChanges.bad`) for
     a dead-letter table. `df` is read once: its parse is cached (BatchChanges.release drops it)."""
     frame = parsed(df, capture, raw=keep_bad)
-    # a dead letter keeps the record's timestamp and its bytes (`_raw_*`, cached with the parse)
-    records = frame.drop("value", "_kj", "_v", "_env", *(() if keep_bad else ("timestamp",))).persist()
+    # a dead letter keeps the record's timestamp and its bytes (`_raw_*`, cached with the parse); a history row
+    # the timestamp
+    timestamp = keep_bad or capture.history is not None
+    records = frame.drop("value", "_kj", "_v", "_env", *(() if timestamp else ("timestamp",))).persist()
     try:
         return _changes(records, capture, table_schema, value_schema, keep_bad)
     except BaseException:
@@ -284,6 +288,7 @@ def _changes(records: DataFrame, capture: ChangeCapture, table_schema: StructTyp
                .select(*DEAD_LETTER_SOURCE, "error"))
         dead_letters = int(summary["bad_count"]) + (keyless.count() if summary["records"] else 0)
         rows = rows.where(f"NOT ({missing})")
+    history = _history(records, capture, keys, key_types, data, missing) if capture.history else None
     from pyspark.sql.window import Window
 
     latest = Window.partitionBy(*key_cols).orderBy(F.col("partition").desc(), F.col("offset").desc())
@@ -303,7 +308,26 @@ def _changes(records: DataFrame, capture: ChangeCapture, table_schema: StructTyp
                *((OP_COLUMN, SOURCE_TS_COLUMN, LSN_COLUMN) if capture.metadata else ()),
                *((SOFT_DELETE_COLUMN,) if capture.soft_delete else ()))
     return BatchChanges(rows.select(*out), keys, columns, bool(truncates), int(summary["records"]),
-                        capture.soft_delete, records, keyless, bad, dead_letters)
+                        capture.soft_delete, records, keyless, bad, dead_letters, history)
+
+
+def _history(records: DataFrame, capture: ChangeCapture, keys: tuple[str, ...], key_types: dict[str, DataType],
+             data: list[tuple[str, DataType]], missing: str) -> DataFrame:
+    """Every change of the batch as a history row: the record's coordinates, the key and the row (a delete's
+    `before`), the operation and the source position. Keyless changes are left out (errors or dead letters)."""
+    from pyspark.sql import functions as F
+
+    single = len(keys) == 1
+    valid = records.where("_bad IS NULL")
+    for k, kind in key_types.items():
+        valid = valid.withColumn(f"_key_{keys.index(k)}", F.expr(_key_sql(k, kind.simpleString(), single)))
+    image = "coalesce(_row, _before)"
+    return valid.where(f"_op = 't' OR NOT ({missing})").select(
+        "topic", "partition", "offset", "timestamp",
+        *(F.col(f"_key_{i}").alias(k) for i, k in enumerate(keys)),
+        *(F.expr(f"try_variant_get({image}, {path(name)}, '{kind.simpleString()}')").alias(name)
+          for name, kind in data),
+        F.col("_op").alias(OP_COLUMN), F.col("_ts").alias(SOURCE_TS_COLUMN), F.col("_lsn").alias(LSN_COLUMN))
 
 
 def _key_sql(column: str, kind: str, single: bool) -> str:

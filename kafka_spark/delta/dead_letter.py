@@ -19,12 +19,12 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.client.metadata import TopicPartition
-from kafka_spark.delta.location import locate, path_location
+from kafka_spark.delta.batch_again import changes_again, records_again
+from kafka_spark.delta.txn_append import append_batch_rows, side_table_batch
 from kafka_spark.errors import ConfigError
 from kafka_spark.sink.checked_values import ERROR, RAW_COLUMNS, CheckedValues
 from kafka_spark.sink.errors import SinkError
-from kafka_spark.sink.plan import BatchPlan
-from kafka_spark.sink.position import SinkCommit, app_id
+from kafka_spark.sink.position import SinkCommit
 from kafka_spark.sink.table_names import is_table_name
 from kafka_spark.sink.value_schema import require_schema, value_struct
 from kafka_spark.spark.versions import require_delta_spark
@@ -100,23 +100,8 @@ class ParsedValues(CheckedValues):
             *(F.col(raw[c]).alias(c) if c in raw else F.col(c) for c in DEAD_LETTER_COLUMNS[2:-1] if c in available),
             F.col(ERROR).alias("error"),
         ]
-        append_dead_letters(self.frame.where(F.col(ERROR).isNotNull()).select(*columns), commit,
+        append_batch_rows(self.frame.where(F.col(ERROR).isNotNull()).select(*columns), commit,
                             self.parsing.dead_letter)
-
-
-def append_dead_letters(rows: DataFrame, commit: SinkCommit, table: str) -> None:
-    """Append `rows` (DEAD_LETTER_COLUMNS after `sink` and `batch`) to the dead-letter `table` as `commit`'s
-    batch: its `txn` (Delta skips the append when the table has it already) and its JSON as `userMetadata`."""
-    from pyspark.sql import functions as F
-
-    (rows.select(F.lit(commit.sink_id).alias("sink"), F.lit(commit.batch).cast("long").alias("batch"), "*")
-     .write.format("delta").mode("append")
-     .option("txnAppId", app_id(commit.sink_id)).option("txnVersion", commit.batch)
-     .option("userMetadata", commit.to_json())
-     # `headers` joins the table when include_headers is turned on later.
-     .option("mergeSchema", "true")
-     .save(table))
-
 
 
 def reconcile(spark: Any, source: KafkaSource, target: SinkTarget, parsing: ValueParsing,
@@ -128,9 +113,7 @@ def reconcile(spark: Any, source: KafkaSource, target: SinkTarget, parsing: Valu
     """
     if parsing.dead_letter is None:
         return
-    app = app_id(target.sink_id)
-    state = path_location(parsing.dead_letter, spark).state()
-    written = state.txn_versions([app]).get(app) if state.refresh() is not None else None
+    written = side_table_batch(spark, parsing.dead_letter, target.sink_id)
     last = previous.batch if previous is not None else -1
     if written is not None and written > last:
         raise SinkError(
@@ -143,38 +126,20 @@ def reconcile(spark: Any, source: KafkaSource, target: SinkTarget, parsing: Valu
     log.warning("batch %d of sink %r was committed to %s with %d dead letters that are not in %s (a crash "
                 "between the two writes): reading the batch again to write them", previous.batch,
                 target.sink_id, target.table, previous.dead_letters, parsing.dead_letter)
-    from kafka_spark.sink.read_plan import read_plan
-
-    start = {tp: off for tp, off in previous.start_offsets.items() if previous.offsets.get(tp, off) > off}
-    plan = BatchPlan(previous.batch, start=start, end={tp: previous.offsets[tp] for tp in start})
-    records = read_plan(spark, source, plan)
-    if capture is not None:
-        _reconcile_changes(spark, target, parsing, previous, capture, records)
+    if capture is not None:  # a change stream's: the events its MERGE could not apply
+        changes = changes_again(spark, source, target, parsing, previous, capture)
+        try:
+            _same_count(target, parsing, previous, changes.dead_letters)
+            append_batch_rows(changes.dead_letter_rows(), previous, parsing.dead_letter)
+        finally:
+            changes.release()
         return
-    values = ParsedValues(parsing, target.sink_id, records)
+    values = ParsedValues(parsing, target.sink_id, records_again(spark, source, previous))
     try:
         _same_count(target, parsing, previous, values.counted(previous).dead_letters)
         values.write(previous)
     finally:
         values.close()
-
-
-def _reconcile_changes(spark: Any, target: SinkTarget, parsing: ValueParsing, previous: SinkCommit,
-                       capture: ChangeCapture, records: DataFrame) -> None:
-    """A change stream's batch read again: its records that cannot be applied are its dead letters."""
-    from kafka_spark.delta.changes import batch_changes
-
-    location = locate(target.table, spark)
-    table = spark.table(location.name) if location is not None and location.name else \
-        spark.read.format("delta").load(target.table)
-    value_schema = value_struct(spark, parsing.value_schema) if parsing.value_schema else None
-    changes = batch_changes(records, capture, table.schema, value_schema, keep_bad=True)
-    try:
-        _same_count(target, parsing, previous, changes.dead_letters)
-        assert parsing.dead_letter is not None
-        append_dead_letters(changes.dead_letter_rows(), previous, parsing.dead_letter)
-    finally:
-        changes.release()
 
 
 def _same_count(target: SinkTarget, parsing: ValueParsing, previous: SinkCommit, found: int) -> None:

@@ -24,12 +24,12 @@ from typing import Any
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.catalog import create_catalog_table
 from kafka_spark.delta.changes import DELETED, BatchChanges, batch_changes, merge_clauses
-from kafka_spark.delta.dead_letter import append_dead_letters
 from kafka_spark.delta.direct_merge import append_changes, merge_changes
 from kafka_spark.delta.direct_merge import table_schema as table_schema_of
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.position import write_pending
 from kafka_spark.delta.spark_commit import is_conflict, save_to, settled
+from kafka_spark.delta.txn_append import append_batch_rows
 from kafka_spark.sink.change_capture import ChangeCapture
 from kafka_spark.sink.checked_values import DECODE_ERRORS, RAW_COLUMNS
 from kafka_spark.sink.crash import crash_point
@@ -81,29 +81,34 @@ def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, 
 
         value_schema = value_struct(spark, parsing.value_schema)
     changes = batch_changes(observed.df, capture, table_schema, value_schema, keep_bad=bool(parsing.dead_letter))
+    history = capture.history  # rendered for this table by the caller
     try:
-        if changes.dead_letters:
-            commit = _counted(changes, commit)
+        if changes.dead_letters or history:
+            commit = _repairable(changes, commit, history is not None)
         result = _apply(spark, target, fmt, changes, observed, commit, label, location, direct, exists, table_schema)
         if result.dead_letters:
             crash_point("before-dead-letters")
             assert parsing.dead_letter is not None
-            append_dead_letters(changes.dead_letter_rows(), commit, parsing.dead_letter)
+            append_batch_rows(changes.dead_letter_rows(), commit, parsing.dead_letter)
+        if history is not None and changes.history is not None and result.status == "committed":
+            crash_point("before-history")
+            append_batch_rows(changes.history, commit, history)
         return result
     finally:
         changes.release()
 
 
-def _counted(changes: BatchChanges, commit: SinkCommit) -> SinkCommit:
-    """`commit` with its dead letters counted, and the first offset read of each partition it has no start for
-    (a stream's first batch), so that a repair can read the batch again (dead_letter.reconcile)."""
+def _repairable(changes: BatchChanges, commit: SinkCommit, history: bool) -> SinkCommit:
+    """`commit` with its dead letters counted, whether its changes go to a history table, and the first offset
+    read of each partition it has no start for (a stream's first batch), so that a repair can read the batch
+    again (dead_letter.reconcile, change_history.reconcile_history)."""
     from pyspark.sql import functions as F
 
     assert changes.parsed is not None
     start = dict(commit.start_offsets)
     for row in changes.parsed.groupBy("topic", "partition").agg(F.min("offset").alias("first")).collect():
         start.setdefault(TopicPartition(row["topic"], row["partition"]), row["first"])
-    return dataclasses.replace(commit, start_offsets=start, dead_letters=changes.dead_letters)
+    return dataclasses.replace(commit, start_offsets=start, dead_letters=changes.dead_letters, history=history)
 
 
 def _apply(spark, target: SinkTarget, fmt: WriteFormat, changes: BatchChanges, observed: ObservedFreshness,

@@ -156,6 +156,8 @@ def commit_table(spark, routed: RoutedTable, df, commit: SinkCommit, label: str,
     fmt = opts.format if progress else dataclasses.replace(opts.format, progress=False)
     changes = opts.changes
     if changes is not None:  # a change stream: its changes applied with a MERGE (merge_commit.py)
+        one = routed.topics[0] if len(routed.topics) == 1 else None
+        changes = dataclasses.replace(changes, history=changes.history_table(one))
         result = merge_commit(spark, opts.target, fmt, opts.parsing, changes, df, commit, label, location,
                               direct=writer == "direct")
     else:

@@ -6,7 +6,8 @@ one: the value is the row, a null value deletes its key). `key_columns` names th
 row; without it they are the fields of the record key (a JSON object). `cdc_metadata` adds columns with each
 row's last change (`__op`, `__source_ts_ms`, `__lsn`: the names Debezium's ExtractNewRecordState gives them).
 `soft_delete` keeps deleted rows, marked `__deleted = true` (the name ExtractNewRecordState's rewrite mode gives
-its flag; a boolean here), instead of removing them; a truncate marks every row so.
+its flag; a boolean here), instead of removing them; a truncate marks every row so. `history` names a table
+that every change is appended to as well (its row, operation and position, in Kafka order).
 
 This module holds the settings and their checks, which every table format shares; applying a batch's
 changes is the table format's (Delta's: delta/merge_commit.py).
@@ -39,14 +40,25 @@ class ChangeCapture:
     key_columns: tuple[str, ...] = ()
     metadata: bool = False
     soft_delete: bool = False
+    history: str | None = None  # the history table (a Delta path; `{topic}` is a routed table's topic)
 
     @property
     def debezium(self) -> bool:
         return self.mode == "debezium"
 
+    def history_table(self, topic: str | None) -> str | None:
+        """The history table of a table fed by `topic` (None: by several, or not known); ConfigError when the
+        history names `{topic}` and there is no one topic to put there."""
+        if self.history is None or "{topic}" not in self.history:
+            return self.history
+        if topic is None:
+            raise ConfigError(f"cdc_history {self.history!r} names {{topic}}, but this table is fed by more than one "
+                              "topic: give a history table of its own")
+        return self.history.replace("{topic}", topic)
 
-def change_capture(cdc: str | None, key_columns: Sequence[str] | str | None,
-                   metadata: bool = False, soft_delete: bool = False) -> ChangeCapture | None:
+
+def change_capture(cdc: str | None, key_columns: Sequence[str] | str | None, metadata: bool = False,
+                   soft_delete: bool = False, history: str | None = None) -> ChangeCapture | None:
     """The checked settings; None when the topic's records are appended (`cdc` unset)."""
     keys = _key_columns(key_columns)
     if cdc is None or not str(cdc).strip() or str(cdc).strip().lower() == "none":
@@ -58,6 +70,9 @@ def change_capture(cdc: str | None, key_columns: Sequence[str] | str | None,
                               f"(--cdc {'|'.join(CDC_MODES)}) too")
         if soft_delete:
             raise ConfigError("cdc_soft_delete (--cdc-soft-delete) marks the deletes of a change stream: give cdc "
+                              f"(--cdc {'|'.join(CDC_MODES)}) too")
+        if history:
+            raise ConfigError("cdc_history (--cdc-history) keeps the changes of a change stream: give cdc "
                               f"(--cdc {'|'.join(CDC_MODES)}) too")
         return None
     mode = str(cdc).strip().lower()
@@ -71,7 +86,7 @@ def change_capture(cdc: str | None, key_columns: Sequence[str] | str | None,
             raise ConfigError(f"key_columns: {name} is a metadata column of the sink")
     if len(set(keys)) != len(keys):
         raise ConfigError(f"key_columns names a column twice: {', '.join(keys)}")
-    return ChangeCapture(mode, keys, bool(metadata), bool(soft_delete))
+    return ChangeCapture(mode, keys, bool(metadata), bool(soft_delete), history or None)
 
 
 def _key_columns(given: Sequence[str] | str | None) -> tuple[str, ...]:

@@ -200,8 +200,9 @@ class LoadOptions:
     "direct" there), and a directly written micro-batch reads its own offsets from Kafka in the write
     instead of the query's DataFrame (see stream.py).
 
-    `cdc` ("debezium" or "upsert"), with `key_columns`, `cdc_metadata` and `cdc_soft_delete`: the topics are
-    change streams, applied to the table as upserts and deletes instead of appended (see change_capture.py).
+    `cdc` ("debezium" or "upsert"), with `key_columns`, `cdc_metadata`, `cdc_soft_delete` and `cdc_history`: the
+    topics are change streams, applied to the table as upserts and deletes instead of appended, every change also
+    appended to the history table (see change_capture.py).
 
     `log_dirs` (a batch load only): read the records from Kafka log directories, as `format("pykafka-log")`'s
     `path` takes them (a path, a URI, a glob, or several), instead of from brokers; `kafka` then needs no
@@ -239,6 +240,7 @@ class LoadOptions:
     key_columns: Sequence[str] = ()
     cdc_metadata: bool = False
     cdc_soft_delete: bool = False
+    cdc_history: str | None = None
 
     # Client properties and registry settings hold passwords: a notebook cell or a log line shows this repr.
     __repr__ = redacted_repr
@@ -296,7 +298,7 @@ class LoadOptions:
     @property
     def changes(self) -> ChangeCapture | None:
         """How the records change the table (None: they are appended)."""
-        return change_capture(self.cdc, self.key_columns, self.cdc_metadata, self.cdc_soft_delete)
+        return change_capture(self.cdc, self.key_columns, self.cdc_metadata, self.cdc_soft_delete, self.cdc_history)
 
     @property
     def publishing(self) -> Publishing:

@@ -45,6 +45,7 @@ class SinkCommit:
     """One committed batch of a sink: the end offsets (next offset to read) of every partition it covers.
 
     `dead_letters`: how many of the batch's records went to the dead-letter table instead of the table.
+    `history`: the batch's changes go to a change stream's history table too, after this commit.
     `freshness_ms`: how old the batch's records were when it was committed ({"p50", "p99", "max"}: commit
     time minus their Kafka timestamps), where the writer knows it before the commit (the direct writer).
     """
@@ -58,6 +59,7 @@ class SinkCommit:
     committed_at_ms: int = 0
     dead_letters: int = 0
     freshness_ms: dict[str, int] | None = None
+    history: bool = False  # a change stream's batch whose changes go to a history table too
 
     def to_json(self) -> str:
         return json.dumps({
@@ -66,6 +68,7 @@ class SinkCommit:
             "offsets": json.loads(offsets_to_json(self.offsets)),
             "start": json.loads(offsets_to_json(self.start_offsets)),
             **({"freshness_ms": self.freshness_ms} if self.freshness_ms is not None else {}),
+            **({"history": True} if self.history else {}),
         }, separators=(",", ":"), sort_keys=True)
 
     @classmethod
@@ -79,6 +82,7 @@ class SinkCommit:
                 offsets=offsets_from_json(json.dumps(raw["offsets"]), where),
                 start_offsets=offsets_from_json(json.dumps(raw.get("start", {})), where),
                 freshness_ms=_freshness(raw.get("freshness_ms")),
+                history=raw.get("history") is True,
             )
         except (ValueError, KeyError, TypeError) as exc:
             raise TableLogError(f"{where}: not a kafka-spark offsets record ({exc})") from None

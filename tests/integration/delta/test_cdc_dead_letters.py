@@ -1,5 +1,6 @@
-"""Change events that cannot be applied go to a dead-letter table, and the batch's good changes to the table:
-exactly once across both, a crash between the MERGE's commit and the dead letters repaired by the next run."""
+"""Change events that cannot be applied go to a dead-letter table, the batch's good changes to the table, and
+every change to the history table: exactly once across the three, a crash between the MERGE's commit and the
+others repaired by the next run."""
 
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ LONG = pytest.mark.skipif(int(os.environ.get("KAFKA_SPARK_KILLS", "2")) <= 2, re
 def test_bad_change_events_go_to_the_dead_letter_table_once_even_when_killed_before_them(
         kafka, spark, producer, topic_name, tmp_path, monkeypatch, kill):
     kafka.create_topic(topic_name, partitions=1)
-    table, dead = str(tmp_path / "customers"), str(tmp_path / "dead_letters")
+    table, dead, history = (str(tmp_path / n) for n in ("customers", "dead_letters", "history"))
     source = SourceTable(producer, topic_name, with_schema=False)
     source.snapshot([{"id": i, "name": f"n{i}", "qty": i, "price": 1.0} for i in range(1, 5)])
     reasons = _bad(producer, topic_name, source)
@@ -54,12 +55,16 @@ def test_bad_change_events_go_to_the_dead_letter_table_once_even_when_killed_bef
     source.delete(3)
     source.flush()
     options = LoadOptions(table=table, kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic_name],
-                          sink_id="cdc-crash-test", cdc="debezium", cdc_metadata=True, dead_letter=dead)
+                          sink_id="cdc-crash-test", cdc="debezium", cdc_metadata=True, dead_letter=dead,
+                          cdc_history=history.replace("history", "{topic}-history") if kill else history)
+    if kill:
+        history = history.replace("history", f"{topic_name}-history")
 
     # Stopped after the MERGE's commit, before the dead letters: the table has the batch, the dead letters do not.
     if kill:
         script = Path(__file__).parent / "cdc_load_once.py"
-        code, out = run_killable(script, kafka.bootstrap, topic_name, table, dead, crash_at="before-dead-letters")
+        code, out = run_killable(script, kafka.bootstrap, topic_name, table, dead, options.cdc_history,
+                                 crash_at="before-dead-letters")
         assert code == -9, out
     else:
         monkeypatch.setattr(merge_commit, "crash_point", _stop_before_dead_letters)
@@ -68,8 +73,8 @@ def test_bad_change_events_go_to_the_dead_letter_table_once_even_when_killed_bef
         monkeypatch.undo()
     assert table_state(spark, table, source.columns) == source.expected()
     first = committed_position(table, "cdc-crash-test")
-    assert first.batch == 0 and first.dead_letters == 3
-    assert not (Path(dead) / "_delta_log").exists()
+    assert first.batch == 0 and first.dead_letters == 3 and first.history
+    assert not (Path(dead) / "_delta_log").exists() and not (Path(history) / "_delta_log").exists()
 
     # The next run writes batch 0's dead letters (read again from Kafka), then its own batch with one more.
     source.update(1, name="one")
@@ -83,6 +88,13 @@ def test_bad_change_events_go_to_the_dead_letter_table_once_even_when_killed_bef
         (0, 90, reasons[0]), (0, 91, reasons[1]), (0, None, reasons[2]), (1, 92, "the value is not JSON")]
     assert letters[0]["value"] == b"{not json" and letters[0]["sink"] == "cdc-crash-test"
     assert DeltaTable(dead).transaction_version("kafka-spark/cdc-crash-test") == 1
-    # A re-run finds nothing new and writes no dead letter twice.
+    # Every change that has a key, once, in Kafka order, with its operation; a delete's row is its `before`.
+    changes = spark.read.format("delta").load(history).orderBy("offset").collect()
+    ops = [(r["batch"], r["id"], r["__op"]) for r in changes]
+    assert ops == [(0, 1, "r"), (0, 2, "r"), (0, 3, "r"), (0, 4, "r"), (0, 2, "u"), (0, 3, "d"), (0, 3, "d"),
+                   (1, 1, "u")]  # the second delete of 3 is its tombstone
+    assert changes[4]["qty"] == 20 and changes[-1]["name"] == "one" and changes[4]["partition"] == 0
+    # A re-run finds nothing new and writes no dead letter or change twice.
     assert load(spark, options).status == "up-to-date"
     assert spark.read.format("delta").load(dead).count() == 4
+    assert spark.read.format("delta").load(history).count() == len(ops)
