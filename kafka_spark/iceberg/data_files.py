@@ -14,6 +14,7 @@ deletes it); a task that fails deletes the files it wrote.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import pickle
 import uuid
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from kafka_spark.sink.freshness import TimestampSketch
+from kafka_spark.sink.parquet.file_pool import FilePool, PooledFile
 from kafka_spark.sink.parquet.files import MAX_OPEN_FILES, ROW_GROUP_BYTES
 
 if TYPE_CHECKING:
@@ -98,18 +99,16 @@ def file_schema(schema: Schema) -> Schema:
     return sanitized if sanitized != schema else schema
 
 
-class _File:
-    """One open Parquet file and the rows waiting for its next row group."""
+class _File(PooledFile):
+    """One open data file, under its partition path, with its partition record's values."""
 
     def __init__(self, name: str, path: str, sink: Any, writer: Any, partition: tuple[Any, ...]) -> None:
-        self.name, self.path, self.sink, self.writer, self.partition = name, path, sink, writer, partition
-        self.pending: list[pa.RecordBatch] = []
-        self.pending_bytes = 0
+        super().__init__(name, path, sink, writer)
+        self.partition = partition
         self.records = 0
-        self.timestamps = TimestampSketch()  # the records' Kafka timestamps: the commit's freshness
 
 
-class DataFileWriter:
+class DataFileWriter(FilePool[_File]):
     """The Parquet data files of one task, one open file per partition, a new one at the table's target size."""
 
     def __init__(self, spec: DataFileSpec, prefix: str) -> None:
@@ -123,6 +122,9 @@ class DataFileWriter:
         from pyiceberg.utils.properties import property_as_int
 
         props = dict(spec.properties)
+        target = property_as_int(props, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
+                                 TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT) or 512 << 20
+        super().__init__(target, ROW_GROUP_BYTES, MAX_OPEN_FILES)
         self.table_schema, self.partition_spec = spec.schema(), spec.spec()
         self.file_schema = file_schema(self.table_schema)
         self.rows_schema = Schema.model_validate_json(spec.rows_schema_json)
@@ -132,12 +134,7 @@ class DataFileWriter:
         self.kwargs = _get_parquet_writer_kwargs(props)
         self.row_limit = property_as_int(props, TableProperties.PARQUET_ROW_GROUP_LIMIT,
                                          TableProperties.PARQUET_ROW_GROUP_LIMIT_DEFAULT) or 1 << 20
-        self.target = property_as_int(props, TableProperties.WRITE_TARGET_FILE_SIZE_BYTES,
-                                      TableProperties.WRITE_TARGET_FILE_SIZE_BYTES_DEFAULT) or 512 << 20
         self.prefix = prefix
-        self.done: list[dict[str, Any]] = []
-        self._open: dict[str, _File] = {}  # by partition path, least recently written first
-        self._pending_bytes = 0
         self._count = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
@@ -151,39 +148,10 @@ class DataFileWriter:
             data = _to_requested_schema(self.file_schema, self.rows_schema, rows, include_field_ids=True,
                                         format_model=self.format_model)
             name = key.to_path() if key is not None else ""
-            file = self._open.pop(name, None) or self._new(name, key, data.schema)
-            self._open[name] = file
-            if "timestamp" in rows.schema.names:
-                file.timestamps.add_column(rows.column("timestamp"))
-            file.pending.append(data)
-            file.pending_bytes += data.nbytes
+            file = self._file(name, functools.partial(self._new, name, key, data.schema))
+            self._add(file, data, rows)
             file.records += data.num_rows
-            self._pending_bytes += data.nbytes
-        while self._pending_bytes >= ROW_GROUP_BYTES:
-            file = max(self._open.values(), key=lambda f: f.pending_bytes)
-            self._flush(file)
-            if file.sink.tell() >= self.target:
-                self._close(file)
-
-    def finish(self) -> list[dict[str, Any]]:
-        """Close the open files; every file written, as the rows the task yields."""
-        for file in list(self._open.values()):
-            self._close(file)
-        return self.done
-
-    def discard(self) -> None:
-        """Delete every file written (a failed task leaves none behind)."""
-        for file in self._open.values():
-            try:
-                file.writer.close()
-            finally:
-                file.sink.close()
-            self.done.append({"path": file.path})
-        self._open, self._pending_bytes = {}, 0
-        for row in self.done:
-            with contextlib.suppress(OSError):  # FileNotFoundError too: a file never created
-                self.io.delete(row["path"])
-        self.done = []
+        self._roll()
 
     def _split(self, batch: pa.RecordBatch) -> Iterator[tuple[PartitionKey | None, pa.RecordBatch]]:
         """The batch's rows by partition, each with its key (None: an unpartitioned table)."""
@@ -199,8 +167,6 @@ class DataFileWriter:
     def _new(self, directory: str, key: PartitionKey | None, schema: pa.Schema) -> _File:
         import pyarrow.parquet as pq
 
-        if len(self._open) >= MAX_OPEN_FILES:
-            self._close(next(iter(self._open.values())))
         self._count += 1
         # As Iceberg's Spark writer names its files: task, attempt and a write id, then the file's number.
         name = f"{self.prefix}-{uuid.uuid4()}-{self._count:05d}.parquet"
@@ -210,25 +176,19 @@ class DataFileWriter:
         values = tuple(key.partition[i] for i in range(len(key.partition))) if key is not None else ()
         return _File(directory, path, sink, writer, values)
 
-    def _flush(self, file: _File) -> None:
-        if file.pending:
-            table = pa.Table.from_batches(file.pending)
-            if not table.schema.equals(file.writer.schema, check_metadata=True):
-                table = table.cast(file.writer.schema)  # a later batch's string columns as large ones, or back
-            file.writer.write_table(table, row_group_size=min(self.row_limit, max(1, table.num_rows)))
-            self._pending_bytes -= file.pending_bytes
-            file.pending, file.pending_bytes = [], 0
+    def _write_row_group(self, file: _File) -> None:
+        table = pa.Table.from_batches(file.pending)
+        if not table.schema.equals(file.writer.schema, check_metadata=True):
+            table = table.cast(file.writer.schema)  # a later batch's string columns as large ones, or back
+        file.writer.write_table(table, row_group_size=min(self.row_limit, max(1, table.num_rows)))
 
-    def _close(self, file: _File) -> None:
-        self._flush(file)
-        file.writer.close()
-        size = file.sink.tell()
-        file.sink.close()
-        del self._open[file.name]
-        self.done.append({"path": file.path, "size": size, "records": file.records,
-                          "partition": pickle.dumps(file.partition),
-                          "footer": pickle.dumps(file.writer.writer.metadata),
-                          "timestamps": file.timestamps.to_json() if file.timestamps.count else None})
+    def _row(self, file: _File, size: int) -> dict[str, Any]:
+        return {"path": file.path, "size": size, "records": file.records, "partition": pickle.dumps(file.partition),
+                "footer": pickle.dumps(file.writer.writer.metadata), "timestamps": file.timestamps_json()}
+
+    def _delete(self, path: str) -> None:
+        with contextlib.suppress(OSError):  # FileNotFoundError too: a file never created
+            self.io.delete(path)
 
 
 def in_utc_batch(batch: pa.RecordBatch) -> pa.RecordBatch:

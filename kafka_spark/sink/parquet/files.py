@@ -47,7 +47,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from kafka_spark.formats.spark_json.parser import NotCertain, SparkJson
-from kafka_spark.sink.freshness import TimestampSketch
+from kafka_spark.sink.parquet.file_pool import FilePool, PooledFile
 from kafka_spark.sink.parquet.partition_values import (
     partition_path,
     partition_value,
@@ -137,25 +137,21 @@ def parquet_takes_views() -> bool:
     return True
 
 
-
-class _File:
-    """One open Parquet file of a FileWriter and the rows waiting for its next row group."""
+class _File(PooledFile):
+    """One open Parquet file of a FileWriter, in the directory of its partition values."""
 
     def __init__(self, directory: str, path: str, sink: Any, writer: pq.ParquetWriter, stats: Stats,
                  values: dict[str, str | None]) -> None:
-        self.directory, self.path, self.sink, self.writer, self.stats = directory, path, sink, writer, stats
-        self.values = values
-        self.pending: list[pa.RecordBatch] = []
-        self.pending_bytes = 0
-        # The records' Kafka timestamps, for the commit's freshness (sink/freshness.py).
-        self.timestamps = TimestampSketch()
+        super().__init__(directory, path, sink, writer)
+        self.stats, self.values = stats, values
 
 
-class FileWriter:
+class FileWriter(FilePool[_File]):
     """Parquet files of one task under the table's root, in the directory of their partition values: a new
     file once one reaches the target size."""
 
     def __init__(self, spec: FileSpec, prefix: str = "part") -> None:
+        super().__init__(spec.target_file_bytes, ROW_GROUP_BYTES, MAX_OPEN_FILES)
         self.spec = spec
         self.table_schema = spec.arrow_schema()
         self.partitions = spec.partition_columns
@@ -173,9 +169,6 @@ class FileWriter:
         self.fs, self.base = _filesystem(spec)
         self.local = self.fs.type_name == "local"
         self.prefix = prefix
-        self.done: list[dict[str, Any]] = []
-        self._open: dict[str, _File] = {}  # by directory, least recently written first
-        self._pending_bytes = 0
 
     def write(self, batch: pa.RecordBatch) -> None:
         """Add `batch` (the table's columns, by name) to the files of its partition values."""
@@ -185,37 +178,11 @@ class FileWriter:
         if not batch.schema.equals(self.target):
             batch = batch.cast(self.target)
         for directory, values, rows in self._split(batch):
-            file = self._open.pop(directory, None) or self._new(directory, values)
-            self._open[directory] = file
+            file = self._file(directory, functools.partial(self._new, directory, values))
             data = rows.select(self.schema.names)
             file.stats.add(data)
-            if "timestamp" in rows.schema.names:
-                file.timestamps.add_column(rows.column("timestamp"))
-            file.pending.append(data)
-            file.pending_bytes += data.nbytes
-            self._pending_bytes += data.nbytes
-        while self._pending_bytes >= ROW_GROUP_BYTES:
-            file = max(self._open.values(), key=lambda f: f.pending_bytes)
-            self._flush(file)
-            if file.sink.tell() >= self.spec.target_file_bytes:
-                self._close(file)
-
-    def finish(self) -> list[dict[str, Any]]:
-        """Close the open files; every file written, as the rows the task yields."""
-        for file in list(self._open.values()):
-            self._close(file)
-        return self.done
-
-    def discard(self) -> None:
-        """Delete every file written (a batch that cannot commit leaves less behind)."""
-        for file in self._open.values():
-            file.writer.close()
-            file.sink.close()
-            self.done.append({"path": file.path})
-        self._open, self._pending_bytes = {}, 0
-        for row in self.done:
-            self.fs.delete_file(f"{self.base}{row['path']}")
-        self.done = []
+            self._add(file, data, rows)
+        self._roll()
 
     def _split(self, batch: pa.RecordBatch) -> Iterator[tuple[str, dict[str, str | None], pa.RecordBatch]]:
         """The batch's rows by partition directory, with the directory's `partitionValues`."""
@@ -246,8 +213,6 @@ class FileWriter:
             yield directory, values, batch.filter(pa.array(np.isin(group_of_row, members)))
 
     def _new(self, directory: str, values: dict[str, str | None]) -> _File:
-        if len(self._open) >= MAX_OPEN_FILES:
-            self._close(next(iter(self._open.values())))
         codec, suffix = PARQUET_CODECS[self.spec.compression]
         path = f"{directory}{self.prefix}-{uuid.uuid4()}-c000{suffix}.parquet"
         if self.local and directory:
@@ -259,24 +224,18 @@ class FileWriter:
         stats = Stats(self.spec.schema_json, self.spec.stats_columns, self.spec.tight_bounds)
         return _File(directory, path, sink, writer, stats, values)
 
-    def _flush(self, file: _File) -> None:
-        if file.pending:
-            file.writer.write_table(pa.Table.from_batches(file.pending, self.schema),
-                                    row_group_size=sum(b.num_rows for b in file.pending))
-            self._pending_bytes -= file.pending_bytes
-            file.pending, file.pending_bytes = [], 0
+    def _write_row_group(self, file: _File) -> None:
+        file.writer.write_table(pa.Table.from_batches(file.pending, self.schema),
+                                row_group_size=sum(b.num_rows for b in file.pending))
 
-    def _close(self, file: _File) -> None:
-        self._flush(file)
-        file.writer.close()
-        size = file.sink.tell()
-        file.sink.close()
-        del self._open[file.directory]
-        self.done.append({"path": file.path, "size": size, "records": file.stats.records,
-                          "modificationTime": int(time.time() * 1000), "stats": file.stats.to_json(),
-                          "partitionValues": json.dumps(file.values, separators=(",", ":")),
-                          "badRecords": None, "firstBad": None,
-                          "timestamps": file.timestamps.to_json() if file.timestamps.points.size else None})
+    def _row(self, file: _File, size: int) -> dict[str, Any]:
+        return {"path": file.path, "size": size, "records": file.stats.records,
+                "modificationTime": int(time.time() * 1000), "stats": file.stats.to_json(),
+                "partitionValues": json.dumps(file.values, separators=(",", ":")),
+                "badRecords": None, "firstBad": None, "timestamps": file.timestamps_json()}
+
+    def _delete(self, path: str) -> None:
+        self.fs.delete_file(f"{self.base}{path}")
 
 
 def _binary_as_views(schema: pa.Schema) -> pa.Schema:
