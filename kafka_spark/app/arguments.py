@@ -101,7 +101,8 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
                    help="with --cdc: also append every change to this Delta table (a history of the rows, in Kafka "
                         "order, exactly once); {topic} in it is each routed table's topic")
     p.add_argument("--dead-letter", metavar="PATH",
-                   help="with --value-schema or a format: write records whose value does not parse or decode to "
+                   help="with --value-schema, a format or --cdc: write records whose value does not parse, decode or "
+                        "apply (a change event) to "
                         "this Delta table, with their offsets and the error, and load the rest")
     p.add_argument("--seed-records", metavar="N",
                    help=f"sample records to seed an empty local topic with (default {SAMPLE_RECORDS}; no broker only)")
