@@ -88,7 +88,9 @@ def file_spec(table: Table, rows: pa.Schema) -> DataFileSpec:
     rows_schema = pyarrow_to_schema(rows, name_mapping=schema.name_mapping, format_version=metadata.format_version)
     return DataFileSpec(metadata.location, dict(metadata.properties), schema.model_dump_json(),
                         metadata.spec().model_dump_json(), metadata.default_spec_id, rows_schema.model_dump_json(),
-                        dict(table.io.properties))
+                        # the FileIO's settings; a REST catalog's client adds objects of its own (`auth.manager`),
+                        # which the tasks neither need nor could be sent
+                        {k: v for k, v in table.io.properties.items() if isinstance(v, str)})
 
 
 def file_schema(schema: Schema) -> Schema:

@@ -19,3 +19,14 @@ def catalog(tmp_path):
     from kafka_spark.iceberg import IcebergCatalog
 
     return IcebergCatalog(warehouse=str(tmp_path / "warehouse"))
+
+
+@pytest.fixture(scope="session")
+def iceberg_rest(s3, tmp_path_factory):
+    """Apache Iceberg's REST catalog server (tests/harness/iceberg_rest.py): a JDBC catalog on SQLite behind the
+    REST API, its tables' files on the `s3` server under s3://lake/iceberg-rest."""
+    from harness.iceberg_rest import start_iceberg_rest
+
+    server = start_iceberg_rest(s3.url("iceberg-rest", scheme="s3"), s3, tmp_path_factory.mktemp("iceberg-rest"))
+    yield server
+    server.stop()
