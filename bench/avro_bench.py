@@ -30,6 +30,7 @@ stops, the ceilings sum their decoded ids. Writes bench/results/avro-<stamp>.md 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -40,7 +41,7 @@ import tempfile
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the test registry server (harness.sch
 
 from bench.avro_decode import SCHEMA, SCHEMAS, payloads  # noqa: E402
 from bench.avro_report import BY_NAME, CONTENDERS, PARTITIONS, Sample, markdown, summarize, write  # noqa: E402
-from bench.ceiling_source import IPC_NAME  # noqa: E402
+from bench.ceiling_source import IPC_NAME, decoded_ipc_files  # noqa: E402
 from bench.ceiling_source import register as register_ceiling  # noqa: E402
 from bench.installed import compile_package  # noqa: E402
 
@@ -167,8 +168,12 @@ class Runner:
             return self._decode_batch(data, block=name == "decode-block")
         if name.startswith("delta-"):
             return self._delta(name, data)
-        if name == "decoded-rows" and data.topic not in self._decoded:
-            self._decoded[data.topic] = self._decode_to_files(data)  # made once, outside the clock
+        if name == "decoded-rows" and data.topic not in self._decoded:  # made once, outside the clock
+            folder = Path(tempfile.mkdtemp(prefix="avro-bench-rows-"))
+            self._folders.append(folder)
+            self._decoded[data.topic] = decoded_ipc_files(folder, data.topic, data.framed, PARTITIONS,
+                                                          {"valueFormat": "avro", "schema.registry.url":
+                                                           self.registry_url}, CEILING_CHUNK)
         return self._noop(name, data)
 
     def expected(self, name: str, data: Dataset) -> int:
@@ -197,7 +202,7 @@ class Runner:
         from pyspark.sql import functions as F
 
         observation = Observation(f"check-{uuid.uuid4().hex[:8]}")
-        with self._memory(name) as mem:
+        with self._watched(name) as (mem, cpu):
             # From load(): planning (for pykafka, the registry lookup of the query's schema) is the user's time too.
             started = time.perf_counter()
             if name == "pykafka-avro":
@@ -215,7 +220,7 @@ class Runner:
             checked.write.format("noop").mode("overwrite").save()
             seconds = time.perf_counter() - started
         seen = observation.get
-        return Sample(int(seen["n"]), int(seen["checksum"] or 0), seconds, mem.peak_worker_mb)
+        return Sample(int(seen["n"]), int(seen["checksum"] or 0), seconds, mem.peak_worker_mb, cpu.seconds)
 
     def _delta(self, name: str, data: Dataset) -> Sample:
         from pyspark.sql import functions as F
@@ -226,7 +231,7 @@ class Runner:
         work = Path(tempfile.mkdtemp(prefix="avro-bench-delta-"))
         table = str(work / "table")
         try:
-            with self._memory(name) as mem:
+            with self._watched(name) as (mem, cpu):
                 started = time.perf_counter()
                 if name in ("delta-ours", "delta-direct"):
                     # Loads to the end of the topic: the data set is the whole topic.
@@ -247,7 +252,7 @@ class Runner:
             shutil.rmtree(work, ignore_errors=True)
         if loaded is not None and loaded != row["n"]:
             raise RuntimeError(f"{name}: load reported {loaded} rows, the table holds {row['n']}")
-        return Sample(int(row["n"]), int(row["ids"] or 0), seconds, mem.peak_worker_mb)
+        return Sample(int(row["n"]), int(row["ids"] or 0), seconds, mem.peak_worker_mb, cpu.seconds)
 
     def _decoded_rows(self, data: Dataset) -> Any:
         """The records as `format("pykafka")` with valueFormat=avro hands them to Spark, decoded beforehand into
@@ -255,53 +260,20 @@ class Runner:
         files, ddl = self._decoded[data.topic]
         return self.spark.read.format(IPC_NAME).option("files", ",".join(files)).option("ddl", ddl).load()
 
-    def _decode_to_files(self, data: Dataset) -> tuple[list[str], str]:
-        import pyarrow as pa
-
-        from kafka_spark.formats.columns import decode_batch
-        from kafka_spark.formats.options import payload_options
-        from kafka_spark.formats.plan import plan_payloads
-        from kafka_spark.formats.spark_ddl import struct_fields_ddl
-
-        options = payload_options({"valueFormat": "avro", "schema.registry.url": self.registry_url})
-        assert options is not None
-        plan = plan_payloads(options, (data.topic,))
-        folder = Path(tempfile.mkdtemp(prefix="avro-bench-rows-"))
-        self._folders.append(folder)
-        files, schema = [], None
-        for partition in range(PARTITIONS):
-            path = str(folder / f"part-{partition}.arrow")
-            values = data.framed[partition::PARTITIONS]  # produce() spreads record i to partition i % PARTITIONS
-            writer = None
-            for at in range(0, len(values), CEILING_CHUNK):
-                chunk = values[at:at + CEILING_CHUNK]
-                n = len(chunk)
-                decoded = decode_batch(pa.RecordBatch.from_arrays([pa.array(chunk, pa.binary())], names=["value"]),
-                                       plan).column("value")
-                batch = pa.RecordBatch.from_arrays([
-                    pa.nulls(n, pa.binary()), decoded, pa.array([data.topic] * n, pa.string()),
-                    pa.array([partition] * n, pa.int32()), pa.array(range(at, at + n), pa.int64()),
-                    pa.array([0] * n, pa.int64()).cast(pa.timestamp("us", tz="UTC")), pa.array([0] * n, pa.int32()),
-                ], names=["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"])
-                if writer is None:
-                    schema = batch.schema
-                    writer = pa.ipc.new_file(path, schema)
-                writer.write_batch(batch)
-            assert writer is not None
-            writer.close()
-            files.append(path)
-        assert schema is not None
-        return files, struct_fields_ddl(pa.struct(list(schema)))
-
     def close(self) -> None:
         for folder in self._folders:
             shutil.rmtree(folder, ignore_errors=True)
 
-    def _memory(self, name: str) -> Any:
-        from bench.rss import WorkerMemory
+    @contextlib.contextmanager
+    def _watched(self, name: str) -> Iterator[tuple[Any, Any]]:
+        """(the Python workers' peak RSS, the CPU seconds of the broker, the JVM and the workers) of a run."""
+        from bench.rss import CpuSplit, WorkerMemory
 
+        broker = self.node.process.pid if getattr(self.node, "process", None) else None
         # Spark's from_avro runs in the JVM: no Python worker memory to report for it.
-        return WorkerMemory(None if name.endswith("from_avro") else self.jvm_pid)
+        with CpuSplit(broker, self.jvm_pid) as cpu, \
+                WorkerMemory(None if name.endswith("from_avro") else self.jvm_pid) as mem:
+            yield mem, cpu
 
     # -- one process
 

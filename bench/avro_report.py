@@ -41,12 +41,14 @@ IN_PROCESS = ("fastavro", "decode-batch", "decode-block")
 
 @dataclass
 class Sample:
-    """One timed run: rows read, the checksum it gives, seconds, peak Python worker RSS."""
+    """One timed run: rows read, the checksum it gives, seconds, peak Python worker RSS, and for the Spark runs the
+    CPU seconds of the broker, Spark's JVM and its Python workers."""
 
     records: int
     checksum: int
     seconds: float
     rss_worker_mb: float | None = None
+    cpu: dict[str, float] | None = None
 
 
 def summarize(samples: dict[str, list[Sample]], cores: int) -> dict[str, Any]:
@@ -60,9 +62,12 @@ def summarize(samples: dict[str, list[Sample]], cores: int) -> dict[str, Any]:
         rate = runs[0].records / median
         used = 1 if name in IN_PROCESS else cores
         worker = [s.rss_worker_mb for s in runs if s.rss_worker_mb is not None]
+        cpus = [s.cpu for s in runs if s.cpu]
+        cpu = {g: statistics.median(c[g] for c in cpus) for g in cpus[0]} if cpus else None
         out[name] = {"seconds": secs, "median_s": median, "min_s": min(secs), "max_s": max(secs),
                      "records": runs[0].records, "cores": used, "records_per_s": rate,
-                     "records_per_s_per_core": rate / used, "rss_worker_mb": max(worker) if worker else None}
+                     "records_per_s_per_core": rate / used, "rss_worker_mb": max(worker) if worker else None,
+                     "cpu_s": cpu}
     for name, res in out.items():
         ref = out.get(REF_OF_GROUP[BY_NAME[name].group])
         res["ratio_vs_ref"] = res["records_per_s_per_core"] / ref["records_per_s_per_core"] if ref else None
@@ -104,10 +109,37 @@ def analysis(results: dict[str, Any], data: dict[str, Any], cores: int) -> list[
         lines.append(f"- Handing Spark these rows already decoded (a Python source that only yields them) takes "
                      f"{rows['median_s']:.2f} s: the bridge's floor for this record, "
                      f"{rows['median_s'] / ours['median_s']:.0%} of our decoded read.")
+    lines += cpu_floor(results, cores)
     fast, ref = results.get("fastavro"), results.get("kafka-from_avro")
     if fast and ref:
         lines.append(f"- Per core, fastavro alone decodes {_m(fast['records_per_s'])} records/s; Spark's from_avro "
                      f"reads and decodes {_m(ref['records_per_s_per_core'])} records/s per core.")
+    return lines
+
+
+def _spark_cpu(res: dict[str, Any] | None) -> float | None:
+    """The JVM's and the Python workers' CPU seconds of a Spark row (median), or None."""
+    cpu = (res or {}).get("cpu_s")
+    return cpu["spark jvm"] + cpu["python workers"] if cpu else None
+
+
+def cpu_floor(results: dict[str, Any], cores: int) -> list[str]:
+    """How fast a decoding Python source could be on these cores: the CPU of handing Spark the decoded rows (the
+    decoded-rows ceiling) plus the decode's own (in process), over the cores, against half the reference's time."""
+    ours, ref, rows = results.get("pykafka-avro"), results.get("kafka-from_avro"), results.get("decoded-rows")
+    block = results.get("decode-block")
+    bridge, mine = _spark_cpu(rows), _spark_cpu(ours)
+    if not (ref and rows and block and bridge is not None):
+        return []
+    decode = block["median_s"]  # CPU seconds: the in-process rows are timed by process_time
+    floor = (bridge + decode) / cores
+    lines = [f"- CPU: handing Spark the decoded rows takes {bridge:.2f} CPU-s (JVM and Python workers, "
+             f"`decoded-rows`), the decode alone {decode:.2f} CPU-s: {bridge + decode:.2f} CPU-s, so no decoding "
+             f"Python source can read these records in less than {floor:.2f} s on {cores} cores (fetching them "
+             f"not counted), {ref['median_s'] / floor:.2f}x the reference's {ref['median_s']:.2f} s."]
+    if mine is not None:
+        lines.append(f"- Our decoded read used {mine:.2f} CPU-s (JVM and Python workers); "
+                     f"Spark's from_avro {_spark_cpu(ref) or 0.0:.2f} CPU-s.")
     return lines
 
 

@@ -5,6 +5,7 @@ work. Timed beside the real readers, it shows how much of their time is Spark's 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -113,6 +114,45 @@ class _IpcReader(DataSourceReader):
             reader = pa.ipc.open_file(source)
             for i in range(reader.num_record_batches):
                 yield reader.get_batch(i)
+
+
+def decoded_ipc_files(folder: Path, topic: str, framed: list[bytes], partitions: int, options: dict[str, str],
+                      chunk: int) -> tuple[list[str], str]:
+    """Records (`framed` values; record i in partition i % `partitions`) decoded by `decode_batch` with the
+    `pykafka` decoding `options` into Arrow IPC files of Spark's Kafka schema, one a partition, as the source hands
+    them to Spark: (the files, their schema as DDL) for `ipc-ceiling`."""
+    from kafka_spark.formats.columns import decode_batch
+    from kafka_spark.formats.options import payload_options
+    from kafka_spark.formats.plan import plan_payloads
+    from kafka_spark.formats.spark_ddl import struct_fields_ddl
+
+    payloads = payload_options(options)
+    assert payloads is not None
+    plan = plan_payloads(payloads, (topic,))
+    files, schema = [], None
+    for partition in range(partitions):
+        path = str(folder / f"part-{partition}.arrow")
+        values = framed[partition::partitions]
+        writer = None
+        for at in range(0, len(values), chunk):
+            part = values[at:at + chunk]
+            n = len(part)
+            decoded = decode_batch(pa.RecordBatch.from_arrays([pa.array(part, pa.binary())], names=["value"]),
+                                   plan).column("value")
+            batch = pa.RecordBatch.from_arrays([
+                pa.nulls(n, pa.binary()), decoded, pa.array([topic] * n, pa.string()),
+                pa.array([partition] * n, pa.int32()), pa.array(range(at, at + n), pa.int64()),
+                pa.array([0] * n, pa.int64()).cast(pa.timestamp("us", tz="UTC")), pa.array([0] * n, pa.int32()),
+            ], names=["key", "value", "topic", "partition", "offset", "timestamp", "timestampType"])
+            if writer is None:
+                schema = batch.schema
+                writer = pa.ipc.new_file(path, schema)
+            writer.write_batch(batch)
+        assert writer is not None
+        writer.close()
+        files.append(path)
+    assert schema is not None
+    return files, struct_fields_ddl(pa.struct(list(schema)))
 
 
 class IpcCeiling(DataSource):
