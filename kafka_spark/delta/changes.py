@@ -149,6 +149,23 @@ def _unwrap(expr: str) -> str:
             f"THEN variant_get({expr}, '$.payload', 'variant') ELSE {expr} END")
 
 
+def _source(field: str, kind: str = "string") -> str:
+    return f"try_variant_get(_env, '$.source.{field}', '{kind}')"
+
+
+# A change's position in its database's log, as one BIGINT that orders the changes of a row (the replay guard's
+# `__lsn`): PostgreSQL's `lsn`; MySQL's and MariaDB's binlog file number, position and row in the event
+# (file * 2^40 + pos * 2^8 + row: a binlog position is a 32-bit offset, a file number six digits, an event's rows
+# fewer than 256 as far as one row's changes go); Oracle's `scn`. Other connectors (SQL Server's 80-bit LSN does not
+# fit a BIGINT) carry no position: their changes always apply.
+_POSITION = (
+    f"CASE WHEN {_source('connector')} IN ('mysql', 'mariadb') THEN "
+    f"try_cast(regexp_extract({_source('file')}, '([0-9]+)$', 1) AS BIGINT) * 1099511627776 "
+    f"+ {_source('pos', 'bigint')} * 256 + least(coalesce({_source('row', 'bigint')}, 0), 255) "
+    f"WHEN {_source('connector')} = 'oracle' THEN try_cast({_source('scn')} AS BIGINT) "
+    f"ELSE {_source('lsn', 'bigint')} END")
+
+
 def path(column: str) -> str:
     """The JSON path of a top-level field, as a SQL literal ('$["name"]': any name the options accept)."""
     return "'$[\"" + column.replace("\\", "\\\\") + "\"]'"
@@ -175,7 +192,7 @@ def parsed(df: DataFrame, capture: ChangeCapture, raw: bool = False) -> DataFram
             "_row": "try_variant_get(_env, '$.after', 'variant')",
             "_before": "try_variant_get(_env, '$.before', 'variant')",
             "_ts": "try_variant_get(_env, '$.source.ts_ms', 'bigint')",
-            "_lsn": "try_variant_get(_env, '$.source.lsn', 'bigint')",
+            "_lsn": _POSITION,
         }
         ops = ", ".join(f"'{o}'" for o in DEBEZIUM_OPS)
         upserts = ", ".join(f"'{o}'" for o in UPSERTS)

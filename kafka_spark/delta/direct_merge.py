@@ -63,6 +63,11 @@ def merge_changes(changes: BatchChanges, location: TableLocation, commit: SinkCo
         elif changes.truncated:
             merge = merge.when_not_matched_by_source_delete()
         merge.execute()
+        if _table(location).transaction_version(app_id(commit.sink_id)) != commit.batch:
+            # delta-rs commits nothing for a MERGE that changes no row (every change older than its row, a replay):
+            # the position still has to move, with a commit of the transaction marker alone
+            table = _table(location)
+            table.create_write_transaction([], "append", table.schema(), commit_properties=properties)
     except CommitFailedError as exc:
         raise _conflict(location, commit, exc) from None
 

@@ -274,3 +274,41 @@ def test_sigkill_around_and_during_the_merge_then_a_rerun_reaches_the_source_tab
     position = committed_position(table, "cdc-crash-test")
     assert DeltaTable(table).transaction_version("kafka-spark/cdc-crash-test") == position.batch
     assert position.offsets == latest_offsets_of(kafka.bootstrap, topic_name)
+
+
+class MySqlSourceTable(SourceTable):
+    """Change events as Debezium's MySQL connector writes them: the position is the binlog file, the offset in it
+    and the row in its event; the file rolls over (the offset starts again) after `roll_at`."""
+
+    roll_at: int = 1060
+
+    def _source(self, snapshot: bool) -> dict:
+        self.lsn += 8
+        file, pos = (4, self.lsn - self.roll_at) if self.lsn >= self.roll_at else (3, self.lsn)
+        return {"version": "3.6.1.Final", "connector": "mysql", "name": "dbserver1",
+                "ts_ms": 1_700_000_000_000 + self.lsn, "snapshot": "true" if snapshot else "false", "db": "inventory",
+                "table": self.table, "server_id": 223344, "gtid": None, "file": f"mysql-bin.{file:06d}", "pos": pos,
+                "row": 0, "thread": 7, "query": None}
+
+
+# delta-rs's MERGE (the default): a batch whose only change its guard turns away still commits its position (Spark's
+# MERGE commits one that changes nothing by itself)
+def test_mysql_binlog_positions_guard_replays_across_a_file_rollover(kafka, spark, producer, topic_name, tmp_path):
+    kafka.create_topic(topic_name, partitions=1)
+    table = str(tmp_path / "mysql_customers")
+    source = MySqlSourceTable(producer, topic_name, with_schema=False)
+    source.snapshot([{"id": i, "name": f"n{i}", "qty": i, "price": 1.0} for i in range(1, 4)])
+    source.flush()
+    load(spark, _options(kafka, topic_name, table, cdc_metadata=True))
+    while source.lsn < source.roll_at:  # into the next binlog file: its offsets are smaller than the last file's
+        source.update(1, qty=source.lsn)
+    source.update(2, name="two")  # in file 4 at a small offset
+    source.flush()
+    load(spark, _options(kafka, topic_name, table, cdc_metadata=True))
+    # sent again from file 3 at a larger offset (just after its snapshot row's): older than the row all the same
+    source.resend(2, {"id": 2, "name": "stale", "qty": -1, "price": -1.0}, 1024)
+    source.flush()
+    assert load(spark, _options(kafka, topic_name, table, cdc_metadata=True)).status == "committed"
+    assert table_state(spark, table, source.columns) == source.expected()
+    row = spark.read.format("delta").load(table).where("id = 2").select("__lsn").first()
+    assert row["__lsn"] == 4 * 2**40 + (source.lsn - source.roll_at) * 256  # file 4, its offset, row 0
