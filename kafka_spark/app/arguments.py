@@ -55,7 +55,9 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
                    help="where a table new to this sink starts: earliest (default), latest, or @TIME (epoch "
                         "milliseconds or ISO-8601)")
     add_hidden(p, "--starting-offsets", dest="starting_offsets")
-    p.add_argument("--partition-by", metavar="C1,C2", help="partition the table by these output columns")
+    p.add_argument("--partition-by", metavar="C1,C2",
+                   help="partition the table by these output columns (Iceberg: also its transforms, such as "
+                        "'day(timestamp),bucket(16, key)')")
     p.add_argument("--transform", metavar="SQL|MODULE:FUNC",
                    help="a SQL SELECT over the view `kafka`, or module:function taking and returning a DataFrame")
     add_data_loss_option(p)

@@ -14,7 +14,7 @@ from typing import Any
 
 from kafka_spark.app.model import AppConfig, table_location
 from kafka_spark.app.payloads import BINARY_FORMATS, decoding_options, parse_evolution, parse_format, registry_options
-from kafka_spark.app.values import Parser, parse_bool, parse_names, parse_text
+from kafka_spark.app.values import Parser, parse_bool, parse_names, parse_partitions, parse_text
 from kafka_spark.errors import ConfigError
 from kafka_spark.sink.routing import ON_TABLE_ERROR, PLACEHOLDER, Routing, Split, TableSettings
 from kafka_spark.sink.value_schema import require_schema
@@ -26,7 +26,7 @@ SPLIT_KEYS = ("by", "tables", "default")
 # A topic's section key -> (TableSettings-like attribute, parser). The names are the top-level keys'.
 TOPIC_KEYS: dict[str, tuple[str, Parser]] = {
     "transform": ("transform", parse_text),
-    "partition-by": ("partition_by", parse_names),
+    "partition-by": ("partition_by", parse_partitions),
     "value-schema": ("value_schema", parse_text),
     "value-format": ("value_format", parse_format),
     "value-subject": ("value_subject", parse_text),

@@ -41,6 +41,25 @@ def parse_names(value: Any, name: str) -> list[str]:
     return [v.strip() for v in items if v.strip()]
 
 
+def parse_partitions(value: Any, name: str) -> list[str]:
+    """`partition-by` entries as `parse_names` gives names, a comma inside parentheses kept in its entry (an
+    Iceberg transform: `bucket(16, key)`)."""
+    if isinstance(value, str):
+        value = [value]
+    if not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+        raise ConfigError(f"{name}: expected a list of columns or a comma-separated string, got {value!r}")
+    items: list[str] = []
+    for text in value:
+        depth, start = 0, 0
+        for i, char in enumerate(text):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if char == "," and depth <= 0:
+                items.append(text[start:i])
+                start = i + 1
+        items.append(text[start:])
+    return [v.strip() for v in items if v.strip()]
+
+
 def parse_text(value: Any, name: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{name}: expected a non-empty string, got {value!r}")

@@ -13,6 +13,7 @@ from kafka_spark.delta.location import locate, path_location
 from kafka_spark.delta.position import committed_position, sink_positions
 from kafka_spark.delta.table_writes import RoutedWrites
 from kafka_spark.delta.writer_choice import choose_writer
+from kafka_spark.errors import ConfigError
 from kafka_spark.sink.options import Compacting, KafkaSource, LoadOptions
 from kafka_spark.sink.position import SinkCommit
 from kafka_spark.sink.results import Compaction
@@ -35,6 +36,11 @@ class DeltaFormat(TableFormat):
         return committed_position(location, sink_id) if location is not None else None
 
     def check(self, spark: Any, options: LoadOptions) -> None:
+        for entry in options.format.partition_by or ():
+            if "(" in entry or ")" in entry:
+                raise ConfigError(f"partition_by entry {entry!r}: Delta tables are partitioned by columns only "
+                                  "(transforms such as day(c) or bucket(N, c) are Iceberg's); give a column, or "
+                                  "make one with a transform")
         check_options(spark, options.target, options.parsing)
 
     def repair(self, spark: Any, options: LoadOptions, previous: SinkCommit | None) -> None:

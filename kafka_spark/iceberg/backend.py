@@ -12,8 +12,11 @@ from typing import Any
 from kafka_spark.errors import ConfigError
 from kafka_spark.iceberg.batch_append import create_table
 from kafka_spark.iceberg.catalog import IcebergCatalog, frame_arrow_schema
+from kafka_spark.iceberg.direct_append import direct_reason
+from kafka_spark.iceberg.partitions import check_table_spec, iceberg_schema, parse_partitions, partition_spec
 from kafka_spark.iceberg.position import IcebergLocation, sink_positions
 from kafka_spark.iceberg.table_writes import IcebergWrites, choose_writer
+from kafka_spark.records import kafka_schema
 from kafka_spark.sink.options import KafkaSource, LoadOptions
 from kafka_spark.sink.position import SinkCommit
 from kafka_spark.sink.table_format import TableFormat, TableWrites
@@ -57,10 +60,30 @@ class IcebergFormat(TableFormat):
         if options.changes is not None:
             raise ConfigError(f"cdc {options.cdc!r}: change streams are applied to Delta tables only in this "
                               "version (the Iceberg sink appends)")
+        self._check_partitions(options)
         require_schema(None, options.value_schema, bool(options.decoding))
         if options.value_schema is not None:
             value_struct(spark, options.value_schema)
         self.choose_writer(spark, options, None)
+
+    def _check_partitions(self, options: LoadOptions) -> None:
+        """Refuse a bad `partition_by` entry, one the Kafka columns do not take (when they are the rows), or one
+        that is not the spec of the table that exists, before anything is read (the commit checks the table
+        again: it may be created meanwhile)."""
+        from pyiceberg.exceptions import NoSuchTableError
+
+        partition_by = options.format.partition_by
+        parse_partitions(partition_by)
+        if not partition_by:
+            return
+        location = IcebergLocation(self.catalog, self.catalog.identifier(options.target.table))
+        try:
+            table = location.load()
+        except NoSuchTableError:
+            if direct_reason(options) is None:  # the rows are the Kafka columns: their spec can be built now
+                partition_spec(iceberg_schema(kafka_schema(options.source.include_headers)), partition_by)
+            return
+        check_table_spec(table.spec(), table.schema(), partition_by, str(location))
 
     def repair(self, spark: Any, options: LoadOptions, previous: SinkCommit | None) -> None:
         return None  # no dead letters to finish

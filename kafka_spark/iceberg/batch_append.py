@@ -14,7 +14,8 @@ if the sink moved in another way, refuses (ConcurrentWriterError); else it appen
 A re-run of a batch the table already holds is recognised before anything is written.
 
 A table that does not exist is created by its first commit, from the batch's Arrow schema (every column
-nullable, as Spark's writers make them) with identity partitions on `partition_by`.
+nullable, as Spark's writers make them) partitioned by `partition_by` (columns and Iceberg's transforms:
+partitions.py); a table that exists keeps its spec, and a `partition_by` that is not that spec is refused.
 """
 
 from __future__ import annotations
@@ -25,8 +26,14 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kafka_spark.errors import ConfigError
 from kafka_spark.iceberg.catalog import optional_schema
+from kafka_spark.iceberg.partitions import (
+    check_table_spec,
+    iceberg_schema,
+    parse_partitions,
+    partition_spec,
+    require_transforms,
+)
 from kafka_spark.iceberg.position import (
     IcebergLocation,
     logged_batch,
@@ -135,23 +142,24 @@ def _no_retries(table: Table) -> Table:
 
 
 def open_table(location: IcebergLocation, schema: Any, partition_by: Sequence[str]) -> Table:
-    """The table, created from `schema` (Arrow) when the catalog does not have it yet."""
+    """The table, created from `schema` (Arrow) when the catalog does not have it yet; ConfigError when
+    `partition_by` is not the spec of the table that exists."""
     from pyiceberg.exceptions import NoSuchTableError
 
     try:
-        return location.load()
+        table = location.load()
     except NoSuchTableError:
         return create_table(location, schema, partition_by)
+    return _checked(table, location, partition_by)
 
 
 def create_table(location: IcebergLocation, schema: Any, partition_by: Sequence[str] = ()) -> Table:
-    """Create the table with `schema` (Arrow; every column made nullable) and identity partitions on
-    `partition_by`, its namespace too; the table another run created meanwhile is taken as it is."""
+    """Create the table with `schema` (Arrow; every column made nullable) partitioned by `partition_by`
+    (partitions.py: columns and Iceberg's transforms), its namespace too; the table another run created
+    meanwhile is taken as it is when its spec is `partition_by`'s."""
     from pyiceberg.exceptions import TableAlreadyExistsError
 
-    missing = [c for c in partition_by if c not in schema.names]
-    if missing:
-        raise ConfigError(f"partition_by {missing} of {location}: not columns of the rows ({', '.join(schema.names)})")
+    parse_partitions(partition_by)  # a bad entry is refused before the catalog is asked
     catalog = location.catalog.open()
     namespace = location.identifier[:-1]
     try:
@@ -162,15 +170,22 @@ def create_table(location: IcebergLocation, schema: Any, partition_by: Sequence[
         if not catalog.namespace_exists(namespace):
             raise
     try:
-        txn = catalog.create_table_transaction(location.identifier, schema=optional_schema(schema))
-        if partition_by:
-            with txn.update_spec() as spec:
-                for column in partition_by:
-                    spec.add_identity(column)
-        txn.commit_transaction()
+        # The spec's sources are field ids: given with the schema that has them, the table is created with its
+        # spec as its first (id 0), as Spark's DDL creates one (the catalog maps them to its own ids by name).
+        fresh = iceberg_schema(optional_schema(schema))
+        spec = partition_spec(fresh, partition_by)
+        require_transforms(spec, str(location))
+        catalog.create_table_transaction(location.identifier, schema=fresh, partition_spec=spec).commit_transaction()
     except TableAlreadyExistsError:
         pass
-    return location.load()
+    return _checked(location.load(), location, partition_by)
+
+
+def _checked(table: Table, location: IcebergLocation, partition_by: Sequence[str]) -> Table:
+    """`table` when `partition_by` is its spec (or empty) and its transforms can be computed here."""
+    check_table_spec(table.spec(), table.schema(), partition_by, str(location))
+    require_transforms(table.spec(), str(location))
+    return table
 
 
 def _keep(table: Table, commit: SinkCommit) -> None:

@@ -11,6 +11,7 @@ from iceberg_support import every_offset_once, new_topic, produce, scanned, summ
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.client.producer.producer import Producer
+from kafka_spark.errors import ConfigError
 from kafka_spark.iceberg import committed_position, committed_positions, load, load_tables, start_stream
 from kafka_spark.iceberg.batch_append import append_batch
 from kafka_spark.iceberg.position import IcebergLocation
@@ -166,6 +167,69 @@ def test_both_writers_in_turn_make_one_table_and_direct_files_carry_the_schemas_
         for path in mine:
             assert _field_ids(pq.read_schema(path.removeprefix("file://"))) == expected, path
 
+
+def test_day_and_bucket_partitions_written_by_both_writers(kafka, spark, producer, catalog):
+    import time
+    from datetime import date, datetime, timezone
+
+    import pyarrow.parquet as pq
+    from pyiceberg.expressions import GreaterThanOrEqual
+    from pyiceberg.transforms import BucketTransform, DayTransform
+    from pyiceberg.types import IntegerType, TimestamptzType
+
+    topic = new_topic(kafka, partitions=3)
+    day_ms, now = 86_400_000, int(time.time() * 1000)
+
+    def send(start: int, n: int) -> None:  # records of today, yesterday and the day before, in turn
+        for i in range(start, start + n):
+            producer.send(topic, f"v{i}".encode(), key=str(i).encode(), timestamp_ms=now - (i % 3) * day_ms)
+        producer.flush()
+
+    send(0, 60)
+    opts = LoadOptions(table="db.days", kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic],
+                       partition_by=["day(timestamp)", "bucket(4, partition)"])
+    first = load(spark, opts, catalog)
+    assert (first.rows, first.writer) == (60, "direct")
+    send(60, 30)
+    second = load(spark, dataclasses.replace(opts, writer="pyiceberg"), catalog)
+    assert (second.batch, second.rows, second.writer) == (1, 30, "pyiceberg")
+    every_offset_once(catalog, "db.days", second.offsets)
+
+    table = catalog.open().load_table(("db", "days"))
+    schema = table.schema()
+    fields = [(f.field_id, f.name, f.transform, schema.find_column_name(f.source_id)) for f in table.spec().fields]
+    assert fields == [(1000, "timestamp_day", DayTransform(), "timestamp"),
+                      (1001, "partition_bucket", BucketTransform(4), "partition")]
+    assert len(table.metadata.partition_specs) == 1
+    # each data file's partition record is the day and bucket of every row in it, whichever writer wrote it
+    day, bucket = DayTransform().transform(TimestamptzType()), BucketTransform(4).transform(IntegerType())
+    files = list(table.scan().plan_files())
+    found = set()
+    for task in files:
+        path = task.file.file_path
+        rows = pq.read_table(path.removeprefix("file://"), columns=["partition", "timestamp"])
+        micros = rows.column("timestamp").cast(pa.int64()).to_pylist()
+        values = {(day(m), bucket(p)) for m, p in zip(micros, rows.column("partition").to_pylist(), strict=True)}
+        stored = task.file.partition[0]
+        record = ((stored - date(1970, 1, 1)).days if isinstance(stored, date) else stored, task.file.partition[1])
+        assert values == {record}, (path, values, record)
+        assert "/data/timestamp_day=" in path and "/partition_bucket=" in path, path
+        found.add(record)
+    assert len({d for d, _ in found}) == 3 and {b for _, b in found} <= set(range(4))
+    assert {task.file.spec_id for task in files} == {0}
+
+    # a row filter on the timestamp reads today's files alone
+    midnight = datetime.fromtimestamp(now // day_ms * day_ms / 1000, tz=timezone.utc).isoformat()
+    today = table.scan(row_filter=GreaterThanOrEqual("timestamp", midnight))
+    assert 0 < len(list(today.plan_files())) < len(files)
+    assert sorted(today.to_arrow().column("value").to_pylist()) == sorted(f"v{i}".encode() for i in range(0, 90, 3))
+
+    # the table keeps its spec: another partition_by is refused, the same one (as Spark spells it) is taken
+    with pytest.raises(ConfigError, match=r"differs from the partitioning of the existing table db.days "
+                                          r"\(day\(timestamp\), bucket\(4, partition\)\)"):
+        load(spark, dataclasses.replace(opts, partition_by=["partition"]), catalog)
+    assert load(spark, dataclasses.replace(opts, partition_by=["days(timestamp)", "bucket(4,partition)"]),
+                catalog).status == "up-to-date"
 
 def _data_files(catalog, table: str) -> set[str]:
     if not catalog.open().table_exists(catalog.identifier(table)):
