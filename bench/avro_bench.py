@@ -33,8 +33,6 @@ import argparse
 import contextlib
 import json
 import os
-import platform
-import shlex
 import shutil
 import sys
 import tempfile
@@ -51,8 +49,21 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))  # the test registry server (harness.schema_registry)
 
 from bench.avro_decode import SCHEMA, SCHEMAS, payloads  # noqa: E402
-from bench.avro_report import BY_NAME, CONTENDERS, PARTITIONS, Sample, markdown, summarize, write  # noqa: E402
-from bench.ceiling_source import IPC_NAME, decoded_ipc_files  # noqa: E402
+from bench.avro_report import (  # noqa: E402
+    BY_NAME,
+    CONTENDERS,
+    PARTITIONS,
+    Sample,
+    chosen,
+    command,
+    finish,
+    log,
+    machine,
+    markdown,
+    measure,
+    write,
+)
+from bench.ceiling_source import IPC_NAME, decoded_ipc_files, payload_plan  # noqa: E402
 from bench.ceiling_source import register as register_ceiling  # noqa: E402
 from bench.installed import compile_package  # noqa: E402
 
@@ -68,7 +79,6 @@ PRODUCE_CHUNK = 50_000
 FIRST_ID = 1_000_000_000  # avro_decode.payloads: record i has id FIRST_ID + i
 
 
-
 @dataclass
 class Dataset:
     """A produced topic, its records as framed, and what every contender must read back."""
@@ -79,6 +89,8 @@ class Dataset:
     ranges: dict[int, tuple[int, int]] = field(default_factory=dict)
     log_bytes: int = 0
     produce_s: float = 0.0
+    first_id: int = FIRST_ID  # record i has id first_id + i
+    header: int | None = None  # bytes of framing before each payload, when the summary states it (registry_bench)
 
     @property
     def records(self) -> int:
@@ -87,20 +99,17 @@ class Dataset:
     @property
     def id_sum(self) -> int:
         n = self.records
-        return n * FIRST_ID + n * (n - 1) // 2
+        return n * self.first_id + n * (n - 1) // 2
 
     @property
     def value_bytes(self) -> int:
         return sum(map(len, self.framed))
 
     def summary(self) -> dict[str, Any]:
-        return {"topic": self.topic, "records": self.records, "schema_id": self.schema_id,
+        header = {} if self.header is None else {"header": self.header}
+        return {"topic": self.topic, "records": self.records, "schema_id": self.schema_id, **header,
                 "value_bytes": self.value_bytes, "log_bytes": self.log_bytes, "produce_s": self.produce_s,
                 "ranges": {str(p): list(r) for p, r in self.ranges.items()}}
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 # ---- data -----------------------------------------------------------------------------------------------
@@ -116,12 +125,19 @@ def register(url: str, subject: str, schema: dict | None = None) -> int:
 
 def produce(node: Any, registry_url: str, topic: str, records: int) -> Dataset:
     """Register the schema, frame `records` orders with its id and produce them once, spread over PARTITIONS."""
-    from kafka_spark.client import KafkaClient, Producer
-    from kafka_spark.client.metadata import TopicPartition
     from kafka_spark.formats.registry.wire import frame
 
     schema_id = register(registry_url, f"{topic}-value")
-    framed = [frame(schema_id, p) for p in payloads(records, SCHEMA)]
+    return produce_framed(node, topic, schema_id, [frame(schema_id, p) for p in payloads(records, SCHEMA)])
+
+
+def produce_framed(node: Any, topic: str, schema_id: int, framed: list[bytes], **dataset: Any) -> Dataset:
+    """Produce the `framed` values once to a new topic, record i to partition i % PARTITIONS; the Dataset
+    (`dataset`: its further fields), checked against the log."""
+    from kafka_spark.client import KafkaClient, Producer
+    from kafka_spark.client.metadata import TopicPartition
+
+    records = len(framed)
     # One large segment per partition: a fetch never straddles segments, as on a production broker.
     node.create_topic(topic, partitions=PARTITIONS,
                       configs={"segment.bytes": 1 << 30, "retention.ms": -1, "retention.bytes": -1})
@@ -137,7 +153,7 @@ def produce(node: Any, registry_url: str, topic: str, records: int) -> Dataset:
         for s in sent:
             s.get()
         producer.flush()
-    data = Dataset(topic, schema_id, framed, produce_s=time.perf_counter() - began)
+    data = Dataset(topic, schema_id, framed, produce_s=time.perf_counter() - began, **dataset)
     with KafkaClient({"bootstrap.servers": node.bootstrap}) as client:
         tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
         starts, ends = client.earliest_offsets(tps), client.latest_offsets(tps)
@@ -150,37 +166,59 @@ def produce(node: Any, registry_url: str, topic: str, records: int) -> Dataset:
     return data
 
 
+@contextlib.contextmanager
+def services() -> Iterator[tuple[Any, str, Callable[[str, dict[str, str]], Any]]]:
+    """One broker and the test registry for the `with` block: (the broker, the registry's URL, a function that
+    starts a local SparkSession (app name, conf) with bench/ceiling_source.py's sources); all stopped after."""
+    from harness.schema_registry import RegistryServer
+
+    from kafka_spark.local import start_kafka
+    from kafka_spark.local.spark import local_spark
+
+    node = start_kafka(secure=False, heap="1g")
+    sessions: list[Any] = []
+
+    def start_spark(app: str, conf: dict[str, str]) -> Any:
+        log("starting Spark")
+        sessions.append(local_spark(app, extra=conf))
+        register_ceiling(sessions[-1])
+        return sessions[-1]
+
+    try:
+        with RegistryServer() as registry:
+            yield node, registry.url, start_spark
+    finally:
+        for spark in sessions:
+            spark.stop()
+        node.discard()
+
+
 # ---- contenders -----------------------------------------------------------------------------------------
 
-class Runner:
-    """Runs contenders against one broker, one registry and one SparkSession."""
+class SparkRunner:
+    """What the registry benches' runners share: one broker, one registry and one SparkSession; the bounded
+    Kafka reads, the checked noop runs, the decoded rows made beforehand and the in-process decode."""
+
+    RAW = "pykafka-raw"  # the undecoded read: its checksum sums the value lengths
+    ROWS_PREFIX = "avro-bench-rows-"
 
     def __init__(self, node: Any, registry_url: str, spark: Any, jvm_pid: int | None) -> None:
         self.node, self.registry_url, self.spark, self.jvm_pid = node, registry_url, spark, jvm_pid
-        self._inputs: dict[str, tuple[list[bytes], list[Any]]] = {}
+        self._batches_of: dict[str, list[Any]] = {}
         self._decoded: dict[str, tuple[list[str], str]] = {}
         self._folders: list[Path] = []
 
-    def run(self, name: str, data: Dataset) -> Sample:
-        if name == "fastavro":
-            return self._fastavro(data)
-        if name in ("decode-batch", "decode-block"):
-            return self._decode_batch(data, block=name == "decode-block")
-        if name == "datafusion-read":
-            return self._datafusion_read(data)
-        if name.startswith("delta-"):
-            return self._delta(name, data)
-        if name == "decoded-rows" and data.topic not in self._decoded:  # made once, outside the clock
-            folder = Path(tempfile.mkdtemp(prefix="avro-bench-rows-"))
-            self._folders.append(folder)
-            self._decoded[data.topic] = decoded_ipc_files(folder, data.topic, data.framed, PARTITIONS,
-                                                          {"valueFormat": "avro", "schema.registry.url":
-                                                           self.registry_url}, CEILING_CHUNK)
-        return self._noop(name, data)
+    def options(self) -> dict[str, str]:
+        """format("pykafka")'s decoding options (those the decoded rows are made with)."""
+        raise NotImplementedError
 
     def expected(self, name: str, data: Dataset) -> int:
         """The checksum `name` must give on `data`."""
-        return data.value_bytes if name == "pykafka-raw" else data.id_sum
+        return data.value_bytes if name == self.RAW else data.id_sum
+
+    def close(self) -> None:
+        for folder in self._folders:
+            shutil.rmtree(folder, ignore_errors=True)
 
     # -- Spark
 
@@ -191,6 +229,106 @@ class Runner:
                 .option("assign", json.dumps({data.topic: sorted(data.ranges)}))
                 .option("startingOffsets", start).option("endingOffsets", end).options(**(options or {})).load())
 
+    def _frame(self, name: str, data: Dataset) -> Any:
+        """The DataFrame of the noop contender `name` (other than decoded-rows)."""
+        raise NotImplementedError
+
+    def _noop(self, name: str, data: Dataset) -> Sample:
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        if name == "decoded-rows" and data.topic not in self._decoded:  # made once, outside the clock
+            folder = Path(tempfile.mkdtemp(prefix=self.ROWS_PREFIX))
+            self._folders.append(folder)
+            self._decoded[data.topic] = decoded_ipc_files(folder, data.topic, data.framed, PARTITIONS,
+                                                          self.options(), CEILING_CHUNK)
+        observation = Observation(f"check-{uuid.uuid4().hex[:8]}")
+        with self._watched(name) as (mem, cpu):
+            # From load(): planning (for pykafka, the registry lookup of the query's schema) is the user's time too.
+            started = time.perf_counter()
+            df = self._decoded_rows(data) if name == "decoded-rows" else self._frame(name, data)
+            total = F.sum(F.length("value")) if name == self.RAW else F.sum("value.id")
+            checked = df.observe(observation, F.count(F.lit(1)).alias("n"), total.alias("checksum"))
+            checked.write.format("noop").mode("overwrite").save()
+            seconds = time.perf_counter() - started
+        seen = observation.get
+        return Sample(int(seen["n"]), int(seen["checksum"] or 0), seconds, mem.peak_worker_mb,
+                      cpu.seconds if cpu else None)
+
+    def _decoded_rows(self, data: Dataset) -> Any:
+        """The records as `format("pykafka")` hands them to Spark, decoded beforehand into Arrow IPC files (one a
+        partition), read back by a source that only yields them."""
+        files, ddl = self._decoded[data.topic]
+        return self.spark.read.format(IPC_NAME).option("files", ",".join(files)).option("ddl", ddl).load()
+
+    @contextlib.contextmanager
+    def _watched(self, name: str) -> Iterator[tuple[Any, Any]]:
+        """(the Python workers' peak RSS, the CPU seconds of the broker, the JVM and the workers) of a run."""
+        from bench.rss import CpuSplit, WorkerMemory
+
+        broker = self.node.process.pid if getattr(self.node, "process", None) else None
+        # Spark's from_avro runs in the JVM: no Python worker memory to report for it.
+        with CpuSplit(broker, self.jvm_pid) as cpu, \
+                WorkerMemory(None if name.endswith("from_avro") else self.jvm_pid) as mem:
+            yield mem, cpu
+
+    # -- one process
+
+    def _batches(self, data: Dataset) -> list[Any]:
+        """Arrow batches of the framed values, as the fetcher hands them to a task, made once per data set."""
+        import pyarrow as pa
+
+        if data.topic not in self._batches_of:
+            self._batches_of[data.topic] = [
+                pa.RecordBatch.from_arrays([pa.array(data.framed[at:at + CEILING_CHUNK], pa.binary())],
+                                           names=["value"]) for at in range(0, data.records, CEILING_CHUNK)]
+        return self._batches_of[data.topic]
+
+    def _decode_batches(self, data: Dataset, options: dict[str, str], switch: str, on: bool) -> Sample:
+        """`decode_batch` over the batches with the decoding `options`, the environment's `switch` on or off."""
+        import pyarrow.compute as pc
+
+        from kafka_spark.formats.columns import decode_batch
+
+        plan = payload_plan(options, data.topic)
+        seconds, count, ids = 0.0, 0, 0
+        os.environ[switch] = "1" if on else "0"
+        try:
+            for batch in self._batches(data):
+                # CPU seconds: the rate of one core even when a native reader runs a thread beside this one
+                started = time.process_time()
+                decoded = decode_batch(batch, plan)
+                seconds += time.process_time() - started
+                count += decoded.num_rows
+                ids += pc.sum(decoded.column("value").field("id")).as_py() or 0
+        finally:
+            os.environ.pop(switch, None)
+        return Sample(count, ids, seconds)
+
+
+class Runner(SparkRunner):
+    """Runs the Avro contenders."""
+
+    def __init__(self, node: Any, registry_url: str, spark: Any, jvm_pid: int | None) -> None:
+        super().__init__(node, registry_url, spark, jvm_pid)
+        self._bare_of: dict[str, list[bytes]] = {}
+
+    def run(self, name: str, data: Dataset) -> Sample:
+        if name == "fastavro":
+            return self._fastavro(data)
+        if name in ("decode-batch", "decode-block"):
+            return self._decode_batch(data, block=name == "decode-block")
+        if name == "datafusion-read":
+            return self._datafusion_read(data)
+        if name.startswith("delta-"):
+            return self._delta(name, data)
+        return self._noop(name, data)
+
+    def options(self) -> dict[str, str]:
+        return {"valueFormat": "avro", "schema.registry.url": self.registry_url}
+
+    # -- Spark
+
     def _from_avro(self, data: Dataset) -> Any:
         from pyspark.sql import functions as F
         from pyspark.sql.avro.functions import from_avro
@@ -199,30 +337,14 @@ class Runner:
         return self._reader("kafka", data).withColumn(
             "value", from_avro(F.expr("substring(value, 6)"), json.dumps(SCHEMA)))
 
-    def _noop(self, name: str, data: Dataset) -> Sample:
-        from pyspark.sql import Observation
-        from pyspark.sql import functions as F
-
-        observation = Observation(f"check-{uuid.uuid4().hex[:8]}")
-        with self._watched(name) as (mem, cpu):
-            # From load(): planning (for pykafka, the registry lookup of the query's schema) is the user's time too.
-            started = time.perf_counter()
-            if name == "pykafka-avro":
-                df = self._reader("pykafka", data, {"valueFormat": "avro", "schema.registry.url": self.registry_url})
-            elif name == "pykafka-raw":
-                df = self._reader("pykafka", data)
-            elif name == "kafka-from_avro":
-                df = self._from_avro(data)
-            elif name == "decoded-rows":
-                df = self._decoded_rows(data)
-            else:
-                raise ValueError(name)
-            total = F.sum(F.length("value")) if name == "pykafka-raw" else F.sum("value.id")
-            checked = df.observe(observation, F.count(F.lit(1)).alias("n"), total.alias("checksum"))
-            checked.write.format("noop").mode("overwrite").save()
-            seconds = time.perf_counter() - started
-        seen = observation.get
-        return Sample(int(seen["n"]), int(seen["checksum"] or 0), seconds, mem.peak_worker_mb, cpu.seconds)
+    def _frame(self, name: str, data: Dataset) -> Any:
+        if name == "pykafka-avro":
+            return self._reader("pykafka", data, self.options())
+        if name == "pykafka-raw":
+            return self._reader("pykafka", data)
+        if name == "kafka-from_avro":
+            return self._from_avro(data)
+        raise ValueError(name)
 
     def _delta(self, name: str, data: Dataset) -> Sample:
         from pyspark.sql import functions as F
@@ -256,27 +378,6 @@ class Runner:
             raise RuntimeError(f"{name}: load reported {loaded} rows, the table holds {row['n']}")
         return Sample(int(row["n"]), int(row["ids"] or 0), seconds, mem.peak_worker_mb, cpu.seconds)
 
-    def _decoded_rows(self, data: Dataset) -> Any:
-        """The records as `format("pykafka")` with valueFormat=avro hands them to Spark, decoded beforehand into
-        Arrow IPC files (one a partition), read back by a source that only yields them."""
-        files, ddl = self._decoded[data.topic]
-        return self.spark.read.format(IPC_NAME).option("files", ",".join(files)).option("ddl", ddl).load()
-
-    def close(self) -> None:
-        for folder in self._folders:
-            shutil.rmtree(folder, ignore_errors=True)
-
-    @contextlib.contextmanager
-    def _watched(self, name: str) -> Iterator[tuple[Any, Any]]:
-        """(the Python workers' peak RSS, the CPU seconds of the broker, the JVM and the workers) of a run."""
-        from bench.rss import CpuSplit, WorkerMemory
-
-        broker = self.node.process.pid if getattr(self.node, "process", None) else None
-        # Spark's from_avro runs in the JVM: no Python worker memory to report for it.
-        with CpuSplit(broker, self.jvm_pid) as cpu, \
-                WorkerMemory(None if name.endswith("from_avro") else self.jvm_pid) as mem:
-            yield mem, cpu
-
     # -- one process
 
     def _fastavro(self, data: Dataset) -> Sample:
@@ -299,32 +400,11 @@ class Runner:
         return Sample(count, ids, seconds)
 
     def _decode_batch(self, data: Dataset, block: bool) -> Sample:
-        import pyarrow.compute as pc
-
         from kafka_spark.formats.avro.columnar import SWITCH, block_path_on
-        from kafka_spark.formats.columns import decode_batch
-        from kafka_spark.formats.options import payload_options
-        from kafka_spark.formats.plan import plan_payloads
 
         if block and not block_path_on():
             raise SystemExit("decode-block needs DataFusion: pip install '.[registry]'")
-
-        options = payload_options({"valueFormat": "avro", "schema.registry.url": self.registry_url})
-        assert options is not None
-        plan = plan_payloads(options, (data.topic,))
-        seconds, count, ids = 0.0, 0, 0
-        os.environ[SWITCH] = "1" if block else "0"
-        try:
-            for batch in self._batches(data):
-                # CPU seconds: the rate of one core even when the native reader runs a thread beside this one
-                started = time.process_time()
-                decoded = decode_batch(batch, plan)
-                seconds += time.process_time() - started
-                count += decoded.num_rows
-                ids += pc.sum(decoded.column("value").field("id")).as_py() or 0
-        finally:
-            os.environ.pop(SWITCH, None)
-        return Sample(count, ids, seconds)
+        return self._decode_batches(data, self.options(), SWITCH, block)
 
     def _datafusion_read(self, data: Dataset) -> Sample:
         """DataFusion's read alone: the containers the block path would hand it, made outside the clock."""
@@ -349,43 +429,9 @@ class Runner:
 
     def _bare(self, data: Dataset) -> list[bytes]:
         """The payloads without their framing (fastavro reads bare Avro), made once per data set."""
-        if data.topic not in self._inputs:
-            self._prepare(data)
-        return self._inputs[data.topic][0]
-
-    def _batches(self, data: Dataset) -> list[Any]:
-        """Arrow batches of the framed values, as the fetcher hands them to a task, made once per data set."""
-        if data.topic not in self._inputs:
-            self._prepare(data)
-        return self._inputs[data.topic][1]
-
-    def _prepare(self, data: Dataset) -> None:
-        import pyarrow as pa
-
-        bare = [v[5:] for v in data.framed]
-        batches = [pa.RecordBatch.from_arrays([pa.array(data.framed[at:at + CEILING_CHUNK], pa.binary())],
-                                              names=["value"]) for at in range(0, data.records, CEILING_CHUNK)]
-        self._inputs[data.topic] = (bare, batches)
-
-
-# ---- measuring and reporting ----------------------------------------------------------------------------
-
-def measure(runner: Runner, data: Dataset, names: list[str], runs: int, cores: int,
-            save: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """Every contender `runs` times, the order reversed on odd runs; stops on a wrong count or checksum."""
-    samples: dict[str, list[Sample]] = {n: [] for n in names}
-    for i in range(runs):
-        for name in names if i % 2 == 0 else list(reversed(names)):
-            sample = runner.run(name, data)
-            want = runner.expected(name, data)
-            if sample.records != data.records or sample.checksum != want:
-                raise RuntimeError(f"{name} read {sample.records} records with checksum {sample.checksum}; "
-                                   f"expected {data.records} and {want}")
-            samples[name].append(sample)
-            rss = "" if sample.rss_worker_mb is None else f", worker RSS {sample.rss_worker_mb:.0f} MB"
-            log(f"  run {i + 1}/{runs} {name}: {sample.seconds:.2f} s{rss}")
-        save(summarize(samples, cores))
-    return summarize(samples, cores)
+        if data.topic not in self._bare_of:
+            self._bare_of[data.topic] = [v[5:] for v in data.framed]
+        return self._bare_of[data.topic]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -404,47 +450,31 @@ def main(argv: list[str] | None = None) -> int:
     SCHEMA = SCHEMAS[args.schema]
     records = args.records or (100_000 if args.quick else 1_000_000)
     runs = args.runs or (2 if args.quick else 3)
-    names = [c.name for c in CONTENDERS]
-    if args.contenders:
-        names = [n.strip() for n in args.contenders.split(",") if n.strip()]
-        unknown = set(names) - set(BY_NAME)
-        if unknown:
-            parser.error(f"unknown contenders {sorted(unknown)}; known: {', '.join(BY_NAME)}")
+    names = chosen(parser, args.contenders, list(BY_NAME), [c.name for c in CONTENDERS])
     compile_package()
 
-    from harness.schema_registry import RegistryServer
-
     from bench.rss import spark_jvm_pid
-    from kafka_spark.local import start_kafka
-    from kafka_spark.local.spark import local_spark
 
     stamp = time.strftime("%Y%m%d-%H%M%S") + ("" if args.schema == "order" else f"-{args.schema}")
     began = time.monotonic()
     result: dict[str, Any] = {"meta": {
-        "command": " ".join([".venv/bin/python bench/avro_bench.py",
-                             *map(shlex.quote, sys.argv[1:] if argv is None else argv)]),
-        "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs, "records": records,
-        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, Python {platform.python_version()}",
+        "command": command("avro_bench.py", argv), "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs,
+        "records": records, "machine": machine(),
         "schema": SCHEMA, "seconds": 0.0}, "data": None, "warmup": None, "results": {}}
 
     log("starting Kafka and the schema registry")
-    node = start_kafka(secure=False, heap="1g")
-    spark = None
-    try:
-        with RegistryServer() as registry:
-            suffix = uuid.uuid4().hex[:6]
-            log(f"producing {records:,} records and {WARMUP_RECORDS:,} to warm up")
-            data = produce(node, registry.url, f"avro-bench-{records}-{suffix}", records)
-            warm = produce(node, registry.url, f"avro-bench-warmup-{suffix}", WARMUP_RECORDS)
-            log(f"  {data.topic}: {data.value_bytes / data.records:.0f} bytes a value, {data.log_bytes / 1e6:.0f} MB "
-                f"in the log, produced in {data.produce_s:.1f} s")
-            result["data"], result["warmup"] = data.summary(), warm.summary()
-            log("starting Spark")
-            spark = local_spark("kafka-spark-avro-bench", extra=SPARK_CONF)
-            cores = spark.sparkContext.defaultParallelism
-            result["meta"]["cores"] = cores
-            register_ceiling(spark)
-            runner = Runner(node, registry.url, spark, spark_jvm_pid())
+    with services() as (node, registry_url, start_spark):
+        suffix = uuid.uuid4().hex[:6]
+        log(f"producing {records:,} records and {WARMUP_RECORDS:,} to warm up")
+        data = produce(node, registry_url, f"avro-bench-{records}-{suffix}", records)
+        warm = produce(node, registry_url, f"avro-bench-warmup-{suffix}", WARMUP_RECORDS)
+        log(f"  {data.topic}: {data.value_bytes / data.records:.0f} bytes a value, {data.log_bytes / 1e6:.0f} MB "
+            f"in the log, produced in {data.produce_s:.1f} s")
+        result["data"], result["warmup"] = data.summary(), warm.summary()
+        spark = start_spark("kafka-spark-avro-bench", SPARK_CONF)
+        cores = spark.sparkContext.defaultParallelism
+        result["meta"]["cores"] = cores
+        with contextlib.closing(Runner(node, registry_url, spark, spark_jvm_pid())) as runner:
             # Not recorded: JIT and class loading (Kafka, Avro, Delta), Python workers and their imports, the
             # workers' decoders, on every contender.
             log(f"warming up: {args.warmup_rounds} rounds over {WARMUP_RECORDS:,} records")
@@ -458,18 +488,8 @@ def main(argv: list[str] | None = None) -> int:
                 result["meta"]["seconds"] = time.monotonic() - began
                 write(args.out, stamp, result)
 
-            try:
-                save(measure(runner, data, names, runs, cores, save))
-            finally:
-                runner.close()
-    finally:
-        if spark is not None:
-            spark.stop()
-        node.discard()
-    path = write(args.out, stamp, result)
-    print()
-    print(markdown(result))
-    log(f"wrote {path} and {path.with_suffix('.json')}")
+            save(measure(runner, data, names, runs, cores, save))
+    finish(write(args.out, stamp, result), markdown(result))
     return 0
 
 

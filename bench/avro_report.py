@@ -1,24 +1,34 @@
-"""The report of bench/avro_bench.py: its contenders, the summary of their runs, the Markdown and JSON files."""
+"""The report of bench/avro_bench.py: its contenders, the summary of their runs, the Markdown and JSON files; and
+what bench/registry_bench.py (and the command lines of cdc_bench.py) share with it: the checked runs, their
+summary, the table's rows and the files."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
+import platform
+import shlex
 import statistics
+import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 PARTITIONS = 2
 
 
 @dataclass(frozen=True)
 class Contender:
-    """A row of the report; `ref` marks its group's reference (Spark's from_avro)."""
+    """A row of the report; `ref` marks its group's reference (Spark's from_avro, or Spark's own function)."""
 
     name: str
     group: str
     label: str
     ref: bool = False
+    default: bool = True  # run unless --contenders names others
 
 
 CONTENDERS = [
@@ -52,8 +62,50 @@ class Sample:
     cpu: dict[str, float] | None = None
 
 
-def summarize(samples: dict[str, list[Sample]], cores: int) -> dict[str, Any]:
-    """Per contender: median/min/max seconds, records/s and per core at the median, × ref on the per-core rate."""
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+class Runs(Protocol):
+    """What runs the contenders (avro_bench.Runner, registry_bench.Runner)."""
+
+    def run(self, name: str, data: Any) -> Sample: ...
+
+    def expected(self, name: str, data: Any) -> int: ...
+
+
+def check(runner: Runs, name: str, data: Any, sample: Sample) -> None:
+    """Stop on a wrong count or checksum."""
+    want = runner.expected(name, data)
+    if sample.records != data.records or sample.checksum != want:
+        raise RuntimeError(f"{name} read {sample.records} records with checksum {sample.checksum}; "
+                           f"expected {data.records} and {want}")
+
+
+def measure(runner: Runs, data: Any, names: list[str], runs: int, cores: int,
+            save: Callable[[dict[str, Any]], None],
+            summary: Callable[[dict[str, list[Sample]], int], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Every contender `runs` times, the order reversed on odd runs; stops on a wrong count or checksum. `summary`
+    (default: `summarize`) makes the results of the samples."""
+    summary = summary or summarize
+    samples: dict[str, list[Sample]] = {n: [] for n in names}
+    for i in range(runs):
+        for name in names if i % 2 == 0 else list(reversed(names)):
+            sample = runner.run(name, data)
+            check(runner, name, data, sample)
+            samples[name].append(sample)
+            rss = "" if sample.rss_worker_mb is None else f", worker RSS {sample.rss_worker_mb:.0f} MB"
+            log(f"  run {i + 1}/{runs} {name}: {sample.seconds:.2f} s{rss}")
+        save(summary(samples, cores))
+    return summary(samples, cores)
+
+
+def summarize(samples: dict[str, list[Sample]], cores: int, in_process: tuple[str, ...] = IN_PROCESS,
+              ref_of: Callable[[str], str] | None = None, cpu: bool = True) -> dict[str, Any]:
+    """Per contender: median/min/max seconds, records/s and per core at the median, × ref on the per-core rate.
+    `in_process` names the one-core rows, `ref_of` a row's reference (default: its group's), `cpu` adds the runs'
+    median CPU split."""
+    ref_of = ref_of or (lambda name: REF_OF_GROUP[BY_NAME[name].group])
     out: dict[str, Any] = {}
     for name, runs in samples.items():
         if not runs:
@@ -61,21 +113,21 @@ def summarize(samples: dict[str, list[Sample]], cores: int) -> dict[str, Any]:
         secs = [s.seconds for s in runs]
         median = statistics.median(secs)
         rate = runs[0].records / median
-        used = 1 if name in IN_PROCESS else cores
+        used = 1 if name in in_process else cores
         worker = [s.rss_worker_mb for s in runs if s.rss_worker_mb is not None]
-        cpus = [s.cpu for s in runs if s.cpu]
-        cpu = {g: statistics.median(c[g] for c in cpus) for g in cpus[0]} if cpus else None
         out[name] = {"seconds": secs, "median_s": median, "min_s": min(secs), "max_s": max(secs),
                      "records": runs[0].records, "cores": used, "records_per_s": rate,
-                     "records_per_s_per_core": rate / used, "rss_worker_mb": max(worker) if worker else None,
-                     "cpu_s": cpu}
+                     "records_per_s_per_core": rate / used, "rss_worker_mb": max(worker) if worker else None}
+        if cpu:
+            cpus = [s.cpu for s in runs if s.cpu]
+            out[name]["cpu_s"] = {g: statistics.median(c[g] for c in cpus) for g in cpus[0]} if cpus else None
     for name, res in out.items():
-        ref = out.get(REF_OF_GROUP[BY_NAME[name].group])
+        ref = out.get(ref_of(name))
         res["ratio_vs_ref"] = res["records_per_s_per_core"] / ref["records_per_s_per_core"] if ref else None
     return out
 
 
-def _m(rate: float) -> str:
+def mrate(rate: float) -> str:
     return f"{rate / 1e6:.3f} M"
 
 
@@ -86,25 +138,20 @@ def analysis(results: dict[str, Any], data: dict[str, Any], cores: int) -> list[
     ceiling = block or per_record
     lines = []
     if per_record and block:
-        lines.append(f"- The decode alone, per core: the block path {_m(block['records_per_s'])} records/s against "
-                     f"{_m(per_record['records_per_s'])} per record (fastavro), "
+        lines.append(f"- The decode alone, per core: the block path {mrate(block['records_per_s'])} records/s against "
+                     f"{mrate(per_record['records_per_s'])} per record (fastavro), "
                      f"{block['records_per_s'] / per_record['records_per_s']:.1f}x.")
     if block and raw:
-        lines.append(f"- Against the raw read per core ({_m(raw['records_per_s_per_core'])} records/s, Spark and "
+        lines.append(f"- Against the raw read per core ({mrate(raw['records_per_s_per_core'])} records/s, Spark and "
                      f"fetch included), the block decode alone runs at "
                      f"{block['records_per_s'] / raw['records_per_s_per_core']:.2f}x its rate.")
     if ours and ceiling:
         top = ceiling["records_per_s"] * cores
-        lines.append(f"- Decode ceiling on {cores} cores (decode_batch in one process × {cores}): {_m(top)} records/s. "
-                     f'format("pykafka") Avro → noop reads {_m(ours["records_per_s"])} records/s, '
+        lines.append(f"- Decode ceiling on {cores} cores (decode_batch in one process × {cores}): {mrate(top)} "
+                     f'records/s. format("pykafka") Avro → noop reads {mrate(ours["records_per_s"])} records/s, '
                      f"{ours['records_per_s'] / top:.0%} of it.")
     if ours and raw and ceiling:
-        decode_s = data["records"] / (ceiling["records_per_s"] * cores)
-        extra = ours["median_s"] - raw["median_s"]
-        lines.append(f"- Without decoding the source reads the topic in {raw['median_s']:.2f} s; decoding adds "
-                     f"{extra:.2f} s ({extra / ours['median_s']:.0%} of the decoded read), against "
-                     f"{decode_s:.2f} s for the decode alone at the ceiling's rate on {cores} cores "
-                     f"(floor + decode = {raw['median_s'] + decode_s:.2f} s; measured {ours['median_s']:.2f} s).")
+        lines.append(decode_cost(ours, raw, ceiling, data["records"], cores))
     rows = results.get("decoded-rows")
     if ours and rows:
         lines.append(f"- Handing Spark these rows already decoded (a Python source that only yields them) takes "
@@ -113,9 +160,19 @@ def analysis(results: dict[str, Any], data: dict[str, Any], cores: int) -> list[
     lines += cpu_floor(results, cores)
     fast, ref = results.get("fastavro"), results.get("kafka-from_avro")
     if fast and ref:
-        lines.append(f"- Per core, fastavro alone decodes {_m(fast['records_per_s'])} records/s; Spark's from_avro "
-                     f"reads and decodes {_m(ref['records_per_s_per_core'])} records/s per core.")
+        lines.append(f"- Per core, fastavro alone decodes {mrate(fast['records_per_s'])} records/s; Spark's from_avro "
+                     f"reads and decodes {mrate(ref['records_per_s_per_core'])} records/s per core.")
     return lines
+
+
+def decode_cost(ours: dict[str, Any], raw: dict[str, Any], ceiling: dict[str, Any], records: int, cores: int) -> str:
+    """What decoding adds to the undecoded read, against the decode alone at the ceiling's rate on every core."""
+    decode_s = records / (ceiling["records_per_s"] * cores)
+    extra = ours["median_s"] - raw["median_s"]
+    return (f"- Without decoding the source reads the topic in {raw['median_s']:.2f} s; decoding adds "
+            f"{extra:.2f} s ({extra / ours['median_s']:.0%} of the decoded read), against "
+            f"{decode_s:.2f} s for the decode alone at the ceiling's rate on {cores} cores "
+            f"(floor + decode = {raw['median_s'] + decode_s:.2f} s; measured {ours['median_s']:.2f} s).")
 
 
 def _spark_cpu(res: dict[str, Any] | None) -> float | None:
@@ -158,15 +215,7 @@ def markdown(result: dict[str, Any]) -> str:
              f"{meta['runs']} runs each, interleaved; Spark local[{cores}]; {meta['seconds']:.0f} s in all.", "",
              "| group | contender | median s | min–max s | records/s | records/s per core | × ref | worker RSS MB |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
-    for c in CONTENDERS:
-        res = results.get(c.name)
-        if res is None:
-            continue
-        ratio = "—" if res["ratio_vs_ref"] is None else f"{res['ratio_vs_ref']:.2f}"
-        rss = "—" if res["rss_worker_mb"] is None else f"{res['rss_worker_mb']:.0f}"
-        lines.append(f"| {c.group} | {c.label}{' (ref)' if c.ref else ''} | {res['median_s']:.2f} | "
-                     f"{res['min_s']:.2f}–{res['max_s']:.2f} | {_m(res['records_per_s'])} | "
-                     f"{_m(res['records_per_s_per_core'])} | {ratio} | {rss} |")
+    lines += table_rows(CONTENDERS, results)
     lines += ["", f"records/s per core: records/s ÷ {cores} for the Spark rows (local[{cores}]), ÷ 1 for the "
               "one-process rows. × ref: the row's records/s per core ÷ the reference's (from_avro → noop for the "
               "noop and ceiling rows, from_avro → Delta for the Delta rows); above 1 is faster.", "",
@@ -174,10 +223,59 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def table_rows(contenders: list[Contender], results: dict[str, Any]) -> list[str]:
+    """The table's row of every contender that ran, in the report's order."""
+    lines = []
+    for c in contenders:
+        res = results.get(c.name)
+        if res is None:
+            continue
+        ratio = "—" if res["ratio_vs_ref"] is None else f"{res['ratio_vs_ref']:.2f}"
+        rss = "—" if res["rss_worker_mb"] is None else f"{res['rss_worker_mb']:.0f}"
+        lines.append(f"| {c.group} | {c.label}{' (ref)' if c.ref else ''} | {res['median_s']:.2f} | "
+                     f"{res['min_s']:.2f}–{res['max_s']:.2f} | {mrate(res['records_per_s'])} | "
+                     f"{mrate(res['records_per_s_per_core'])} | {ratio} | {rss} |")
+    return lines
+
+
 def write(out: Path, stamp: str, result: dict[str, Any]) -> Path:
+    return write_files(out, "avro", stamp, markdown(result), result)
+
+
+def write_files(out: Path, prefix: str, stamp: str, text: str, result: dict[str, Any]) -> Path:
+    """`<prefix>-<stamp>` and `<prefix>-latest`, .md (`text`) and .json (`result`), in `out`; the stamped .md."""
     out.mkdir(parents=True, exist_ok=True)
-    text = markdown(result)
-    for name in (f"avro-{stamp}", "avro-latest"):
+    for name in (f"{prefix}-{stamp}", f"{prefix}-latest"):
         (out / f"{name}.json").write_text(json.dumps(result, indent=1, default=str))
         (out / f"{name}.md").write_text(text)
-    return out / f"avro-{stamp}.md"
+    return out / f"{prefix}-{stamp}.md"
+
+
+# ---- the benches' command lines -------------------------------------------------------------------------
+
+def command(script: str, argv: list[str] | None) -> str:
+    """The command line that ran `script` (bench/<script>), for the report."""
+    return " ".join([f".venv/bin/python bench/{script}", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
+
+
+def machine() -> str:
+    return f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, Python {platform.python_version()}"
+
+
+def chosen(parser: argparse.ArgumentParser, given: str | None, known: list[str], default: list[str],
+           among: str = "known") -> list[str]:
+    """The contenders --contenders names (comma-separated), all of them `known`; `default` without it."""
+    if not given:
+        return default
+    names = [n.strip() for n in given.split(",") if n.strip()]
+    unknown = set(names) - set(known)
+    if unknown:
+        parser.error(f"unknown contenders {sorted(unknown)}; {among}: {', '.join(known)}")
+    return names
+
+
+def finish(path: Path, text: str) -> None:
+    """The report on stdout, and where it was written."""
+    print()
+    print(text)
+    log(f"wrote {path} and {path.with_suffix('.json')}")

@@ -32,9 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
-import shlex
 import shutil
 import sys
 import tempfile
@@ -48,6 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.avro_report import chosen, command, finish, log, machine
 from bench.cdc_report import BY_NAME, CONTENDERS, Batch, Run, markdown, summarize, write
 from bench.installed import compile_package
 
@@ -109,10 +108,6 @@ class Changes:
                 "ops": dict(self.ops), "tombstones": self.ops["d"], "records": self.records,
                 "partitions": len(self.ranges), "value_bytes": self.value_bytes, "produce_s": self.produce_s,
                 "ranges": {str(p): list(r) for p, r in self.ranges.items()}, **self.checksum}
-
-
-def log(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
 # ---- data -----------------------------------------------------------------------------------------------
@@ -376,12 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     batch = args.batch or (10_000 if args.quick else 100_000)
     if keys > changes:
         parser.error("--keys: at most --changes (every key is inserted first)")
-    names = [c.name for c in CONTENDERS]
-    if args.contenders:
-        names = [n.strip() for n in args.contenders.split(",") if n.strip()]
-        unknown = set(names) - set(BY_NAME)
-        if unknown:
-            parser.error(f"unknown contenders {sorted(unknown)}; known: {', '.join(BY_NAME)}")
+    names = chosen(parser, args.contenders, list(BY_NAME), [c.name for c in CONTENDERS])
     compile_package()
 
     from kafka_spark.local import start_kafka
@@ -390,12 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     began = time.monotonic()
     result: dict[str, Any] = {"meta": {
-        "command": " ".join([".venv/bin/python bench/cdc_bench.py",
-                             *map(shlex.quote, sys.argv[1:] if argv is None else argv)]),
+        "command": command("cdc_bench.py", argv),
         "when": time.strftime("%Y-%m-%d %H:%M"), "runs": args.runs, "batch": batch, "warmup_rounds": args.warmup_rounds,
         "value_schema": VALUE_SCHEMA,
-        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPUs, Python {platform.python_version()}",
-        "load_before": _load(), "seconds": 0.0}, "data": None, "warmup": None, "results": {}}
+        "machine": machine(), "load_before": _load(), "seconds": 0.0}, "data": None, "warmup": None, "results": {}}
 
     log("starting Kafka")
     node = start_kafka(secure=False, heap="1g")
@@ -429,10 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         if spark is not None:
             spark.stop()
         node.discard()
-    path = write(args.out, stamp, result)
-    print()
-    print(markdown(result))
-    log(f"wrote {path} and {path.with_suffix('.json')}")
+    finish(write(args.out, stamp, result), markdown(result))
     return 0
 
 

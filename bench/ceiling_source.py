@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -116,19 +117,26 @@ class _IpcReader(DataSourceReader):
                 yield reader.get_batch(i)
 
 
-def decoded_ipc_files(folder: Path, topic: str, framed: list[bytes], partitions: int, options: dict[str, str],
-                      chunk: int) -> tuple[list[str], str]:
-    """Records (`framed` values; record i in partition i % `partitions`) decoded by `decode_batch` with the
-    `pykafka` decoding `options` into Arrow IPC files of Spark's Kafka schema, one a partition, as the source hands
-    them to Spark: (the files, their schema as DDL) for `ipc-ceiling`."""
-    from kafka_spark.formats.columns import decode_batch
+def payload_plan(options: dict[str, str], topic: str) -> Any:
+    """The decoding plan `format("pykafka")` makes of its decoding `options` (valueFormat, schema.registry.url,
+    valueMessageName, validate, ...) for `topic`, as `decode_batch` takes it."""
     from kafka_spark.formats.options import payload_options
     from kafka_spark.formats.plan import plan_payloads
-    from kafka_spark.formats.spark_ddl import struct_fields_ddl
 
     payloads = payload_options(options)
     assert payloads is not None
-    plan = plan_payloads(payloads, (topic,))
+    return plan_payloads(payloads, (topic,))
+
+
+def decoded_ipc_files(folder: Path, topic: str, framed: list[bytes], partitions: int, options: dict[str, str],
+                      chunk: int) -> tuple[list[str], str]:
+    """Records (`framed` values; record i in partition i % `partitions`) decoded by `decode_batch` with the
+    `pykafka` decoding `options` (see `payload_plan`) into Arrow IPC files of Spark's Kafka schema, one a
+    partition, as the source hands them to Spark: (the files, their schema as DDL) for `ipc-ceiling`."""
+    from kafka_spark.formats.columns import decode_batch
+    from kafka_spark.formats.spark_ddl import struct_fields_ddl
+
+    plan = payload_plan(options, topic)
     files, schema = [], None
     for partition in range(partitions):
         path = str(folder / f"part-{partition}.arrow")
