@@ -338,7 +338,8 @@ def _history(records: DataFrame, capture: ChangeCapture, keys: tuple[str, ...], 
     valid = records.where("_bad IS NULL")
     for k, kind in key_types.items():
         valid = valid.withColumn(f"_key_{keys.index(k)}", F.expr(_key_sql(k, kind.simpleString(), single)))
-    image = "coalesce(_row, _before)"
+    # a delete's row is its `before`: its `after` is JSON null, a VARIANT that is not SQL's NULL
+    image = "CASE WHEN _row IS NULL OR is_variant_null(_row) THEN _before ELSE _row END"
     return valid.where(f"_op = 't' OR NOT ({missing})").select(
         "topic", "partition", "offset", "timestamp",
         *(F.col(f"_key_{i}").alias(k) for i, k in enumerate(keys)),

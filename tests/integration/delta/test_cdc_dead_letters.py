@@ -52,7 +52,9 @@ def test_bad_change_events_go_to_the_dead_letter_table_once_even_when_killed_bef
     source.snapshot([{"id": i, "name": f"n{i}", "qty": i, "price": 1.0} for i in range(1, 5)])
     reasons = _bad(producer, topic_name, source)
     source.update(2, qty=20)  # after the bad ones: the batch's good changes are applied
-    source.delete(3)
+    before = source.rows.pop(3)  # a delete whose `before` is the whole row (REPLICA IDENTITY FULL), then its tombstone
+    source._send(3, "d", before, None)
+    producer.send(topic_name, None, key=source.encode_key(3))
     source.flush()
     options = LoadOptions(table=table, kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic_name],
                           sink_id="cdc-crash-test", cdc="debezium", cdc_metadata=True, dead_letter=dead,
@@ -94,6 +96,8 @@ def test_bad_change_events_go_to_the_dead_letter_table_once_even_when_killed_bef
     assert ops == [(0, 1, "r"), (0, 2, "r"), (0, 3, "r"), (0, 4, "r"), (0, 2, "u"), (0, 3, "d"), (0, 3, "d"),
                    (1, 1, "u")]  # the second delete of 3 is its tombstone
     assert changes[4]["qty"] == 20 and changes[-1]["name"] == "one" and changes[4]["partition"] == 0
+    assert (changes[5]["name"], changes[5]["qty"]) == ("n3", 3)  # the delete's row: its `before`
+    assert changes[6]["name"] is None  # the tombstone carries no row
     # A re-run finds nothing new and writes no dead letter or change twice.
     assert load(spark, options).status == "up-to-date"
     assert spark.read.format("delta").load(dead).count() == 4
