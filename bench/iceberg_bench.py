@@ -5,6 +5,7 @@ in the same run.
     .venv/bin/python bench/iceberg_bench.py              # 1,000,000 records of 100 B and of 1 KB, 2 runs
     .venv/bin/python bench/iceberg_bench.py --quick      # 100,000 records, 1 run
     .venv/bin/python bench/iceberg_bench.py --records 300000 --runs 1
+    .venv/bin/python bench/iceberg_bench.py --streams    # also the streams: ours-stream, spark-stream
 
 Each case's topic (8 partitions, no compression, null keys) is filled once by Kafka's ProducerPerformance
 (bench/cases.py). The contenders, each into a fresh table every run, checked after the clock (rows = records,
@@ -23,9 +24,20 @@ every offset of every partition once):
   Spark session for every run. Its empty table is created before the clock; the clock runs from the read's start
   to the append's end, measured in that process.
 
+With `--streams` (off by default), two stream contenders as well, each into a fresh table (and checkpoint) every
+run, checked the same way:
+
+- `ours-stream`: `kafka_spark.iceberg.start_stream(spark, StreamOptions(..., trigger="available-now"), catalog)`
+  then `awaitTermination()`, timed from the call to the query's end (the table's creation included);
+- `spark-stream`: in the PySpark 4.1 process, `spark.readStream.format("kafka")` from the topic's first offsets
+  (`startingOffsets`), `.writeStream.format("iceberg").trigger(availableNow=True)` with a fresh
+  `checkpointLocation`, `.toTable("bench.db.s_<id>")` then `awaitTermination()`; its empty table is created
+  before the clock, which runs from `readStream` to the query's end.
+
 Every contender does one untimed load of a 20,000-record topic first (JIT, Python workers, class loading); the
 order of the contenders is reversed on every other run. Prints a Markdown table per value size (median seconds,
-records/s, and the time ratio to `spark`: > 1× is faster than Spark); `--out FILE` also writes the results as JSON.
+records/s, and the time ratio to `spark`, for the streams to `spark-stream`: > 1× is faster than Spark);
+`--out FILE` also writes the results as JSON.
 """
 
 from __future__ import annotations
@@ -53,6 +65,7 @@ SIZES = (100, 1000)
 PARTITIONS = 8
 PYSPARK = "4.1.4"  # the newest Spark that Iceberg 1.12 has a runtime for (iceberg-spark-runtime-4.1_2.13)
 PEER = "spark"
+STREAM_PEER = "spark-stream"
 # Spark's Kafka connector and what it needs beyond Spark itself, from the local jar cache of PySpark 4.1.4.
 CONNECTOR_JARS = ("spark-sql-kafka-0-10_", "spark-token-provider-kafka-0-10_", "kafka-clients-", "commons-pool2-")
 KAFKA_COLUMNS = ("key BINARY, value BINARY, topic STRING, partition INT, offset BIGINT, timestamp TIMESTAMP, "
@@ -87,8 +100,8 @@ def offsets_json(topic: str, ranges: dict[int, tuple[int, int]], end: bool) -> s
 
 def spark_child(spec_path: str) -> None:
     """One Spark session with Iceberg's runtime and Spark's Kafka connector; a JSON request a line on stdin
-    (`{"topic", "ranges", "bootstrap"}`), a JSON answer a line on stdout (`{"seconds", "rows"}` or
-    `{"error"}`)."""
+    (`{"topic", "ranges", "bootstrap", "stream"}`), a JSON answer a line on stdout (`{"seconds", "rows"}` or
+    `{"error"}`). `stream`: a readStream -> writeStream AvailableNow query instead of a batch append."""
     spec = json.loads(Path(spec_path).read_text())
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
@@ -116,25 +129,38 @@ def spark_child(spec_path: str) -> None:
             if not line.strip():
                 continue
             req = json.loads(line)
-            table = f"bench.db.t_{uuid.uuid4().hex[:8]}"
+            stream = bool(req.get("stream"))
+            name = STREAM_PEER if stream else PEER
+            run_id = uuid.uuid4().hex[:8]
+            table = f"bench.db.{'s' if stream else 't'}_{run_id}"
+            checkpoint = Path(warehouse) / "_checkpoints" / run_id
             ranges = {int(p): tuple(r) for p, r in req["ranges"].items()}
             try:
                 spark.sql(f"CREATE TABLE {table} ({KAFKA_COLUMNS}) USING iceberg")
                 began = time.perf_counter()
-                df = (spark.read.format("kafka").option("kafka.bootstrap.servers", req["bootstrap"])
-                      .option("subscribe", req["topic"])
-                      .option("startingOffsets", offsets_json(req["topic"], ranges, end=False))
-                      .option("endingOffsets", offsets_json(req["topic"], ranges, end=True)).load())
-                df.writeTo(table).append()
+                if stream:
+                    query = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", req["bootstrap"])
+                             .option("subscribe", req["topic"])
+                             .option("startingOffsets", offsets_json(req["topic"], ranges, end=False)).load()
+                             .writeStream.format("iceberg").outputMode("append").trigger(availableNow=True)
+                             .option("checkpointLocation", str(checkpoint)).toTable(table))
+                    query.awaitTermination()
+                else:
+                    df = (spark.read.format("kafka").option("kafka.bootstrap.servers", req["bootstrap"])
+                          .option("subscribe", req["topic"])
+                          .option("startingOffsets", offsets_json(req["topic"], ranges, end=False))
+                          .option("endingOffsets", offsets_json(req["topic"], ranges, end=True)).load())
+                    df.writeTo(table).append()
                 seconds = time.perf_counter() - began
                 rows = (spark.table(table).groupBy("partition")
                         .agg(F.count("*"), F.countDistinct("offset"), F.min("offset"), F.max("offset")).collect())
                 groups = {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
-                answer: dict[str, Any] = {"seconds": seconds, "rows": check(PEER, groups, ranges)}
+                answer: dict[str, Any] = {"seconds": seconds, "rows": check(name, groups, ranges)}
             except Exception as e:  # reported to the parent, which raises it
                 answer = {"error": f"{type(e).__name__}: {e}"[:4000]}
             finally:
                 spark.sql(f"DROP TABLE IF EXISTS {table} PURGE")
+                shutil.rmtree(checkpoint, ignore_errors=True)
             out.write(json.dumps(answer) + "\n")
             out.flush()
     finally:
@@ -208,12 +234,13 @@ class SparkSide:
             if line.startswith("{"):
                 answer = json.loads(line)
                 if "error" in answer:
-                    raise RuntimeError(f"{PEER}: {answer['error']}")
+                    raise RuntimeError(f"Spark's side: {answer['error']}")
                 return answer
 
-    def load(self, bootstrap: str, topic: str, ranges: dict[int, tuple[int, int]]) -> tuple[float, int]:
+    def load(self, bootstrap: str, topic: str, ranges: dict[int, tuple[int, int]],
+             stream: bool = False) -> tuple[float, int]:
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"bootstrap": bootstrap, "topic": topic,
+        self.proc.stdin.write(json.dumps({"bootstrap": bootstrap, "topic": topic, "stream": stream,
                                           "ranges": {str(p): r for p, r in ranges.items()}}) + "\n")
         self.proc.stdin.flush()
         answer = self._answer()
@@ -232,25 +259,35 @@ class SparkSide:
 Load = Callable[[str, dict[int, tuple[int, int]]], tuple[float, int]]
 
 
-def our_contender(spark, bootstrap: str, scratch: Path, writer: str | None) -> Load:
-    """`kafka_spark.iceberg.load` into a fresh embedded catalog: (seconds, rows checked)."""
+def our_contender(spark, bootstrap: str, scratch: Path, writer: str | None, stream: bool = False) -> Load:
+    """`kafka_spark.iceberg.load` (or, `stream`, `start_stream` with an AvailableNow trigger and
+    `awaitTermination`) into a fresh embedded catalog: (seconds, rows checked)."""
     import pyarrow.compute as pc
 
-    from kafka_spark.iceberg import IcebergCatalog, load
-    from kafka_spark.sink import LoadOptions
+    from kafka_spark.iceberg import IcebergCatalog, load, start_stream
+    from kafka_spark.sink import LoadOptions, StreamOptions
 
-    name = "ours" if writer is None else f"ours-{writer}"
+    name = "ours-stream" if stream else "ours" if writer is None else f"ours-{writer}"
 
     def run(topic: str, ranges: dict[int, tuple[int, int]]) -> tuple[float, int]:
         warehouse = scratch / f"ours-{uuid.uuid4().hex[:8]}"
         catalog = IcebergCatalog(warehouse=str(warehouse))
-        options = LoadOptions(table="bench.t", kafka={"bootstrap.servers": bootstrap}, topics=[topic],
-                              sink_id="bench", **({} if writer is None else {"writer": writer}))
+        common: dict[str, Any] = dict(table="bench.t", kafka={"bootstrap.servers": bootstrap}, topics=[topic],
+                                      sink_id="bench", **({} if writer is None else {"writer": writer}))
         try:
-            began = time.perf_counter()
-            result = load(spark, options, catalog)
-            seconds = time.perf_counter() - began
-            assert result.writer == (writer or "direct"), result.summary()
+            if stream:
+                writers: set[str] = set()
+                options = StreamOptions(**common, trigger="available-now",
+                                        on_commit=lambda _batch, result: writers.add(result.writer))
+                began = time.perf_counter()
+                start_stream(spark, options, catalog).awaitTermination()
+                seconds = time.perf_counter() - began
+                assert writers == {writer or "direct"}, writers
+            else:
+                began = time.perf_counter()
+                result = load(spark, LoadOptions(**common), catalog)
+                seconds = time.perf_counter() - began
+                assert result.writer == (writer or "direct"), result.summary()
             rows = catalog.open().load_table("bench.t").scan(selected_fields=("partition", "offset")).to_arrow()
             by = rows.group_by("partition").aggregate([("offset", "count"), ("offset", "count_distinct"),
                                                        ("offset", "min"), ("offset", "max")])
@@ -263,16 +300,30 @@ def our_contender(spark, bootstrap: str, scratch: Path, writer: str | None) -> L
     return run
 
 
+def settle(spark) -> None:
+    """Outside the clock: wait (at most 30 s) until this session's cached blocks are gone (Spark unpersists
+    asynchronously), then a full GC, so one contender's cached 1 GB read does not meet the next one's in the 2 GB
+    driver (a 1 KB `ours-pyiceberg` right after `ours-stream` ran out of heap without this)."""
+    sc = spark.sparkContext
+    deadline = time.monotonic() + 30
+    while len(sc._jsc.sc().getRDDStorageInfo()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    sc._jvm.System.gc()
+
+
 def markdown(result: dict[str, Any]) -> str:
-    """A table per value size: median seconds, records/s and the ratio to `spark` (its time over ours)."""
+    """A table per value size: median seconds, records/s and the ratio to `spark` (its time over ours), for the
+    stream contenders to `spark-stream`."""
     meta = result["meta"]
     lines = [f"`{meta['command']}` — {meta['when']}, {meta['runs']} run(s) each, {meta['records']:,} records per "
              f"case, {PARTITIONS} partitions; load: {meta['uptime']}"]
     for case in result["cases"]:
-        peer = case["seconds"].get(PEER)
+        streams = any(name.endswith("-stream") for name in case["seconds"])
+        ratio_head = "× spark (streams: × spark-stream)" if streams else "× spark"
         lines += ["", f"{case['size']} B values:", "",
-                  "| contender | median s | records/s | × spark |", "|---|---|---|---|"]
+                  f"| contender | median s | records/s | {ratio_head} |", "|---|---|---|---|"]
         for name, times in case["seconds"].items():
+            peer = case["seconds"].get(STREAM_PEER if name.endswith("-stream") else PEER)
             median = statistics.median(times)
             ratio = f"{statistics.median(peer) / median:.2f}×" if peer else "—"
             lines.append(f"| {name} | {median:.2f} | {case['records'] / median:,.0f} | {ratio} |")
@@ -292,7 +343,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, help="records per case (default 1,000,000; quick 100,000)")
     parser.add_argument("--runs", type=int, help="runs per contender and case (default 2; quick 1)")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="value sizes in bytes (default 100,1000)")
-    parser.add_argument("--contenders", help="a comma-separated subset of: ours, ours-pyiceberg, spark")
+    parser.add_argument("--contenders", help="a comma-separated subset of: ours, ours-pyiceberg, spark "
+                        "(and, with --streams, ours-stream, spark-stream)")
+    parser.add_argument("--streams", action="store_true",
+                        help="also the stream contenders: ours-stream (start_stream, AvailableNow) and spark-stream "
+                        "(readStream -> writeStream.format('iceberg'), availableNow)")
     parser.add_argument("--out", type=Path, help="also write the results as JSON to this file")
     parser.add_argument("--spark-child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -307,7 +362,11 @@ def main(argv: list[str] | None = None) -> int:
     records = args.records or (100_000 if args.quick else 1_000_000)
     runs = args.runs or (1 if args.quick else 2)
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    wanted = [c.strip() for c in (args.contenders or f"ours,ours-pyiceberg,{PEER}").split(",") if c.strip()]
+    default = f"ours,ours-pyiceberg,{PEER}" + (f",ours-stream,{STREAM_PEER}" if args.streams else "")
+    wanted = [c.strip() for c in (args.contenders or default).split(",") if c.strip()]
+    known = {"ours", "ours-pyiceberg", PEER} | ({"ours-stream", STREAM_PEER} if args.streams else set())
+    if set(wanted) - known:
+        parser.error(f"unknown contenders {sorted(set(wanted) - known)} (streams need --streams)")
     command = " ".join([".venv/bin/python bench/iceberg_bench.py", *(sys.argv[1:] if argv is None else argv)])
     result: dict[str, Any] = {"meta": {"command": command, "when": time.strftime("%Y-%m-%d %H:%M"), "runs": runs,
                                        "records": records, "partitions": PARTITIONS, "uptime": uptime()},
@@ -327,12 +386,18 @@ def main(argv: list[str] | None = None) -> int:
             loads["ours"] = our_contender(spark, node.bootstrap, scratch, None)
         if "ours-pyiceberg" in wanted:
             loads["ours-pyiceberg"] = our_contender(spark, node.bootstrap, scratch, "pyiceberg")
-        if PEER in wanted:
+        if "ours-stream" in wanted:
+            loads["ours-stream"] = our_contender(spark, node.bootstrap, scratch, None, stream=True)
+        if PEER in wanted or STREAM_PEER in wanted:
             side = SparkSide(scratch)
+        if PEER in wanted:
             loads[PEER] = lambda topic, ranges: side.load(node.bootstrap, topic, ranges)
+        if STREAM_PEER in wanted:
+            loads[STREAM_PEER] = lambda topic, ranges: side.load(node.bootstrap, topic, ranges, stream=True)
         warm = produce(node, Case(100, "none", PARTITIONS, 20_000))
         for name, run in loads.items():  # JIT, Python workers, class loading: not recorded
             seconds, _ = run(warm.case.topic, warm.ranges)
+            settle(spark)
             log(f"warm-up: {name} {seconds:.2f} s")
         for size in sizes:
             data = produce(node, Case(size, "none", PARTITIONS, records))
@@ -345,6 +410,7 @@ def main(argv: list[str] | None = None) -> int:
                     if rows != data.records:
                         raise RuntimeError(f"{name}: the table holds {rows} rows, expected {data.records}")
                     times[name].append(seconds)
+                    settle(spark)
                     log(f"{size} B run {r + 1}: {name} {seconds:.2f} s ({rows:,} rows, every offset once)")
             result["cases"].append({"size": size, "records": data.records, "seconds": times})
     finally:
