@@ -49,6 +49,7 @@ def merge_changes(changes: BatchChanges, location: TableLocation, commit: SinkCo
             table.create_write_transaction([], "append", table.schema(), commit_properties=properties)
             return
         c = merge_clauses(changes, _quoted)
+        version = table.version()
         merge = table.merge(source=changes.rows.toArrow(), predicate=c.on, source_alias="s", target_alias="t",
                             merge_schema=True, commit_properties=properties)
         if c.marks is not None:
@@ -62,11 +63,10 @@ def merge_changes(changes: BatchChanges, location: TableLocation, commit: SinkCo
             merge = merge.when_not_matched_by_source_update(updates=c.truncate_marks)
         elif changes.truncated:
             merge = merge.when_not_matched_by_source_delete()
-        merge.execute()
-        if _table(location).transaction_version(app_id(commit.sink_id)) != commit.batch:
+        merge.execute()  # moves `table` to the version it commits
+        if table.version() == version:
             # delta-rs commits nothing for a MERGE that changes no row (every change older than its row, a replay):
             # the position still has to move, with a commit of the transaction marker alone
-            table = _table(location)
             table.create_write_transaction([], "append", table.schema(), commit_properties=properties)
     except CommitFailedError as exc:
         raise _conflict(location, commit, exc) from None

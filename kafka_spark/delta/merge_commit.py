@@ -106,8 +106,9 @@ def _repairable(changes: BatchChanges, commit: SinkCommit, history: bool) -> Sin
 
     assert changes.parsed is not None
     start = dict(commit.start_offsets)
-    for row in changes.parsed.groupBy("topic", "partition").agg(F.min("offset").alias("first")).collect():
-        start.setdefault(TopicPartition(row["topic"], row["partition"]), row["first"])
+    if any(tp not in start for tp in commit.offsets):  # a job only when a partition's start is not known
+        for row in changes.parsed.groupBy("topic", "partition").agg(F.min("offset").alias("first")).collect():
+            start.setdefault(TopicPartition(row["topic"], row["partition"]), row["first"])
     return dataclasses.replace(commit, start_offsets=start, dead_letters=changes.dead_letters, history=history)
 
 

@@ -63,9 +63,12 @@ def choose_writer(options: LoadOptions, split: bool = False) -> IcebergChoice:
     if reason is None:
         return IcebergChoice(DIRECT, asked)
     if asked == DIRECT:
-        raise ConfigError(f"writer 'direct' cannot write to {options.table}: {reason}; use writer 'pyiceberg' or "
-                          "'auto'")
+        raise _direct_refused(options.table, reason)
     return IcebergChoice(PYICEBERG, asked, reason)
+
+
+def _direct_refused(table: str | None, reason: str) -> ConfigError:
+    return ConfigError(f"writer 'direct' cannot write to {table}: {reason}; use writer 'pyiceberg' or 'auto'")
 
 
 class IcebergWrites(TableWrites):
@@ -120,8 +123,7 @@ class IcebergWrites(TableWrites):
                     done = append_direct(self.spark, where, opts, plan, commit)
                 except PyicebergWriterNeeded as exc:
                     if choice.asked == DIRECT:
-                        raise ConfigError(f"writer 'direct' cannot write to {routed.table}: {exc.reason}; use "
-                                          "writer 'pyiceberg' or 'auto'") from None
+                        raise _direct_refused(routed.table, exc.reason) from None
                     log.info("%s: pyiceberg's writer, since %s", routed.table, exc.reason)
                     reason = exc.reason
                 else:

@@ -50,7 +50,8 @@ def _bytes(value: bytes) -> bytes:
 
 def framed_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
     """The writer's record with its Confluent framing read as a first field (`FRAME_FIELD`, fixed of 5 bytes), so
-    that the framed values are the container's datums as they lie in the column; None when it is not a record."""
+    that the framed values are the container's datums as they lie in the column; None when it is not a record or
+    has a field of that name already."""
     if schema.get("type") not in ("record", "error") or not isinstance(schema.get("fields"), list):
         return None
     names = {f.get("name") for f in schema["fields"]}

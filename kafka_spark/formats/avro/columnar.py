@@ -19,7 +19,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from kafka_spark.formats.avro.block import container_parts, framed_schema, read_container, reader_available
+from kafka_spark.formats.avro.block import (
+    FRAME_FIELD,
+    container_parts,
+    framed_schema,
+    read_container,
+    reader_available,
+)
 from kafka_spark.formats.avro.codec import AvroDecoder, parse_registered
 from kafka_spark.formats.avro.guard import risks
 from kafka_spark.formats.avro.resolve import Resolver, Unsupported
@@ -111,7 +117,7 @@ def _prepare(decoder: AvroDecoder, registered: RegisteredSchema | None) -> _Writ
     except ValueError as exc:
         return str(exc)
     if container_schema is None:
-        return "the writer schema is not a record"
+        return f"the writer schema is not a record, or has a field named {FRAME_FIELD}"
     reader, reader_named = decoder.parsed_reader()
     if any(risks(schema, named)) or any(risks(reader, reader_named)):
         return "a recursive schema or one with items of zero bytes"

@@ -27,6 +27,19 @@ _HIGH_BITS = np.uint64(0x8080808080808080)
 _SIZES = np.uint64(0x0102030405060708)
 
 
+def _last_bit(word: np.ndarray) -> np.ndarray:
+    """For each `word` (the first eight bytes of a varint, little-endian), the high bit of the byte that ends the
+    varint alone (bit 8k+7 when byte k ends it), 0 when all eight continue it."""
+    stops = ~word & _HIGH_BITS
+    return stops & (np.uint64(0) - stops)
+
+
+def _size(last_bit: np.ndarray) -> np.ndarray:
+    """The varints' sizes in bytes from their `_last_bit`s (0 past eight): 256^k times the bytes 8..1 puts k+1 in
+    the top byte, with no branch per row."""
+    return (((last_bit >> np.uint64(7)) * _SIZES) >> np.uint64(56)).view(np.int64)
+
+
 def _pack7(word: np.ndarray) -> np.ndarray:
     """The 7-bit groups of each byte of `word` (little-endian) packed into one number: 56 bits at most."""
     x = word & np.uint64(0x7F7F7F7F7F7F7F7F)
@@ -95,11 +108,10 @@ class _Walk:
         """(raw value, size, whole) of the varints at `start`: eight bytes read as one word, the first byte under
         0x80 found by its bit, the 7-bit groups packed in three steps; nine and ten bytes from the two after."""
         word = self._words(start)
-        stops = ~word & _HIGH_BITS  # the high bit of each byte that may end the varint
-        first = stops & (np.uint64(0) - stops)  # the lowest one alone: bit 8k+7 when byte k ends it
-        # k+1 from 256^k times the bytes 8..1 (their top byte is 8-(7-k)), no branch per row
-        size = (((first >> np.uint64(7)) * _SIZES) >> np.uint64(56)).astype(np.int64)
-        raw = _pack7(word & ((first << np.uint64(1)) - np.uint64(1))) if value else np.zeros(len(start), np.uint64)
+        last = _last_bit(word)
+        size = _size(last)
+        # the varint's own bytes: every bit up to its last byte's (all eight bytes when it goes on)
+        raw = _pack7(word & ((last << np.uint64(1)) - np.uint64(1))) if value else np.zeros(len(start), np.uint64)
         rest = np.flatnonzero(size == 0)
         if len(rest):  # eight bytes of continuation: the 9th ends it, or the 10th with the 64th bit alone
             at = start[rest] + 8
@@ -205,9 +217,7 @@ class _Walk:
             if skip:
                 pos += skip
                 skip = 0
-            word = self._words(pos)
-            stops = ~word & _HIGH_BITS
-            size = ((((stops & (np.uint64(0) - stops)) >> np.uint64(7)) * _SIZES) >> np.uint64(56)).view(np.int64)
+            size = _size(_last_bit(self._words(pos)))
             longer = np.flatnonzero(size == 0)
             if len(longer):  # nine or ten bytes, or a broken varint: sized to pass the datum's end
                 _, sizes, whole = self._words_varints(pos[longer], end[longer], False)
