@@ -156,13 +156,22 @@ def _source(field: str, kind: str = "string") -> str:
 # A change's position in its database's log, as one BIGINT that orders the changes of a row (the replay guard's
 # `__lsn`): PostgreSQL's `lsn`; MySQL's and MariaDB's binlog file number, position and row in the event
 # (file * 2^40 + pos * 2^8 + row: a binlog position is a 32-bit offset, a file number six digits, an event's rows
-# fewer than 256 as far as one row's changes go); Oracle's `scn`. Other connectors (SQL Server's 80-bit LSN does not
-# fit a BIGINT) carry no position: their changes always apply.
+# fewer than 256 as far as one row's changes go); Oracle's `scn`; SQL Server's `change_lsn` (its three hex parts,
+# VLF sequence : log block : slot, 32:32:16 bits on disk) packed as vlf * 2^40 + block * 2^16 + slot, which orders
+# them while the VLF sequence stays below 2^23 and the block below 2^24 (a VLF of 8 GB): a change_lsn beyond either
+# has no position and always applies, as changes of other connectors (MongoDB, Db2, ...) do.
+_SQL_SERVER_LSN = f"split({_source('change_lsn')}, ':')"
+_SQL_SERVER_PARTS = [f"try_cast(conv(get({_SQL_SERVER_LSN}, {i}), 16, 10) AS BIGINT)" for i in range(3)]
+_SQL_SERVER_POSITION = (
+    f"CASE WHEN {_source('change_lsn')} RLIKE '^[0-9A-Fa-f]{{1,8}}:[0-9A-Fa-f]{{1,8}}:[0-9A-Fa-f]{{1,4}}$' "
+    f"AND {_SQL_SERVER_PARTS[0]} < 8388608 AND {_SQL_SERVER_PARTS[1]} < 16777216 "
+    f"THEN {_SQL_SERVER_PARTS[0]} * 1099511627776 + {_SQL_SERVER_PARTS[1]} * 65536 + {_SQL_SERVER_PARTS[2]} END")
 _POSITION = (
     f"CASE WHEN {_source('connector')} IN ('mysql', 'mariadb') THEN "
     f"try_cast(regexp_extract({_source('file')}, '([0-9]+)$', 1) AS BIGINT) * 1099511627776 "
     f"+ {_source('pos', 'bigint')} * 256 + least(coalesce({_source('row', 'bigint')}, 0), 255) "
     f"WHEN {_source('connector')} = 'oracle' THEN try_cast({_source('scn')} AS BIGINT) "
+    f"WHEN {_source('connector')} = 'sqlserver' THEN {_SQL_SERVER_POSITION} "
     f"ELSE {_source('lsn', 'bigint')} END")
 
 
