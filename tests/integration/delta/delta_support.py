@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -159,8 +160,18 @@ def run_killable(script: Path, *args: str, crash_at: str | None = None, kill_aft
     env = {**os.environ, **({WRITER_ENV: writer} if writer else {})}
     if crash_at:
         env[CRASH_ENV] = crash_at
-    proc = subprocess.Popen([sys.executable, str(script), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, env=env, start_new_session=True)
+    # stderr kept aside for a failed run's message (a file: a pipe nobody reads could fill and block the run)
+    with tempfile.TemporaryFile(mode="w+") as errors:
+        code, out = _follow(subprocess.Popen([sys.executable, str(script), *args], stdout=subprocess.PIPE,
+                                             stderr=errors, text=True, env=env, start_new_session=True),
+                            kill_after, ready)
+        if code not in (0, -9):
+            errors.seek(0)
+            out += "--- stderr ---\n" + errors.read()[-6000:]
+    return code, out
+
+
+def _follow(proc: subprocess.Popen[str], kill_after: float | None, ready: str | None) -> tuple[int, str]:
     lines: list[str] = []
     is_ready = threading.Event()
 

@@ -1,4 +1,4 @@
-"""Fixtures of the Iceberg sink tests; also makes `iceberg_support` importable under any import mode."""
+"""Fixtures of the Iceberg sink tests; also makes their helpers importable under any import mode."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-_HERE = str(Path(__file__).parent)
-if _HERE not in sys.path:
-    sys.path.insert(0, _HERE)
+# iceberg_support here, and the Delta tests' kill harness (delta_support), under any import mode.
+for _helpers in (Path(__file__).parent, Path(__file__).parents[1] / "delta"):
+    if str(_helpers) not in sys.path:
+        sys.path.insert(0, str(_helpers))
 
 
 
