@@ -58,6 +58,9 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
     p.add_argument("--partition-by", metavar="C1,C2",
                    help="partition the table by these output columns (Iceberg: also its transforms, such as "
                         "'day(timestamp),bucket(16, key)')")
+    p.add_argument("--sort-by", metavar="C1,C2",
+                   help="an Iceberg table's sort order, each data file's rows sorted by it: columns (or their "
+                        "transforms), each optionally 'desc', such as 'key,timestamp desc'")
     p.add_argument("--transform", metavar="SQL|MODULE:FUNC",
                    help="a SQL SELECT over the view `kafka`, or module:function taking and returning a DataFrame")
     add_data_loss_option(p)
@@ -105,7 +108,8 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
     p.add_argument("--dead-letter", metavar="PATH",
                    help="with --value-schema, a format or --cdc: write records whose value does not parse, decode or "
                         "apply (a change event) to "
-                        "this Delta table, with their offsets and the error, and load the rest")
+                        "this table (Delta: a path; Iceberg: namespace.table), with their offsets and the error, and "
+                        "load the rest")
     p.add_argument("--seed-records", metavar="N",
                    help=f"sample records to seed an empty local topic with (default {SAMPLE_RECORDS}; no broker only)")
 

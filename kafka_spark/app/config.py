@@ -92,6 +92,7 @@ COMMON_KEYS: dict[str, tuple[str, Parser]] = {
     "sink-id": ("sink_id", parse_text),
     "starting-offsets": ("starting_offsets", parse_starting),
     "partition-by": ("partition_by", parse_partitions),
+    "sort-by": ("sort_by", parse_partitions),
     "transform": ("transform", parse_text),
     "fail-on-data-loss": ("fail_on_data_loss", parse_bool),
     "include-headers": ("include_headers", parse_bool),

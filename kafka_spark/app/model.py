@@ -30,6 +30,7 @@ class AppConfig:
     sink_id: str = "default"
     starting_offsets: str = "earliest"
     partition_by: list[str] = field(default_factory=list)
+    sort_by: list[str] = field(default_factory=list)
     transform: str | None = None
     fail_on_data_loss: bool = True
     include_headers: bool = False

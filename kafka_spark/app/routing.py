@@ -27,6 +27,7 @@ SPLIT_KEYS = ("by", "tables", "default")
 TOPIC_KEYS: dict[str, tuple[str, Parser]] = {
     "transform": ("transform", parse_text),
     "partition-by": ("partition_by", parse_partitions),
+    "sort-by": ("sort_by", parse_partitions),
     "value-schema": ("value_schema", parse_text),
     "value-format": ("value_format", parse_format),
     "value-subject": ("value_subject", parse_text),

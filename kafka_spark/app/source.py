@@ -36,6 +36,7 @@ def sink_settings(config: AppConfig, source: Source, table: str | None) -> dict[
     settings = {"table": table, "kafka": source.kafka, "topics": source.topics, "pattern": config.pattern,
                 "sink_id": config.sink_id, "starting": config.starting_offsets,
                 "fail_on_data_loss": config.fail_on_data_loss, "partition_by": config.partition_by,
+                "sort_by": config.sort_by,
                 "transform": source.transform, "include_headers": config.include_headers,
                 "publish_group": config.publish_group, "start_zookeeper_group": config.start_zookeeper_group,
                 "publish_zookeeper_group": config.publish_zookeeper_group, "value_schema": config.value_schema,

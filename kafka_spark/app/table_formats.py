@@ -96,11 +96,7 @@ def _iceberg_given(config: AppConfig) -> list[str]:
 
 def _unsupported(config: AppConfig) -> list[tuple[str, str]]:
     """(option, why) of every setting given that the Iceberg sink does not take in this version."""
-    dead = config.dead_letter or next((s["dead_letter"] for s in config.topic_settings.values()
-                                       if s.get("dead_letter")), None)
     return [(flag, why) for flag, value, why in (
-        ("--dead-letter", dead, "Iceberg tables take no dead-letter table in this version; a record that does not "
-                                "parse or decode fails the batch and nothing of it is committed"),
         ("--log-dirs", getattr(config, "log_dirs", None), "back-fills from Kafka's log directories write Delta "
                                                           "tables only in this version"),
         ("--cdc", config.cdc, "change streams are applied with Delta's MERGE; Iceberg tables are appended to in "
@@ -126,7 +122,9 @@ def check_table_format(config: AppConfig) -> None:
     for flag, why in _unsupported(config):
         raise ConfigError(f"{flag}: {why}")
     named = [("--table", config.table), ("--table-template", config.table_template),
-             *((f"[tables].{topic}", table) for topic, table in config.tables.items())]
+             *((f"[tables].{topic}", table) for topic, table in config.tables.items()),
+             ("--dead-letter", config.dead_letter),
+             *((f"[topics.{topic}].dead-letter", s.get("dead_letter")) for topic, s in config.topic_settings.items())]
     for flag, table in named:
         if table and not is_table_name(table.replace(PLACEHOLDER, "t")):
             raise ConfigError(f"{flag}: {table!r} is a path; an Iceberg table is named in its catalog as "

@@ -36,6 +36,10 @@ class DeltaFormat(TableFormat):
         return committed_position(location, sink_id) if location is not None else None
 
     def check(self, spark: Any, options: LoadOptions) -> None:
+        if options.format.sort_by:
+            raise ConfigError(f"sort_by ({', '.join(options.format.sort_by)}): sort_by applies to Iceberg tables "
+                              "(their sort order); a Delta table's files keep the order of the rows, so sort them "
+                              "in a transform, or cluster the table with Delta's own OPTIMIZE ... ZORDER BY")
         for entry in options.format.partition_by or ():
             if "(" in entry or ")" in entry:
                 raise ConfigError(f"partition_by entry {entry!r}: Delta tables are partitioned by columns only "
@@ -52,7 +56,8 @@ class DeltaFormat(TableFormat):
     def choose_writer(self, spark: Any, options: LoadOptions, location: Any) -> Any:
         return choose_writer(spark, options, location)
 
-    def create_table(self, spark: Any, table: str, schema: Any, partition_by: Sequence[str]) -> Any:
+    def create_table(self, spark: Any, table: str, schema: Any, partition_by: Sequence[str],
+                     sort_by: Sequence[str] = ()) -> Any:  # sort_by is refused by `check`
         return path_location(create_catalog_table(spark, table, schema, partition_by), spark, name=table)
 
     def root(self, location: Any) -> str:

@@ -1,5 +1,6 @@
-"""A committed batch read again from Kafka, for the repairs of the tables beside a sink's own (dead letters, a
-change stream's history) when a crash came between the batch's commit and theirs."""
+"""A change stream's committed batch read again from Kafka, for the repairs of the tables beside a sink's own (dead
+letters, the history) when a crash came between the batch's commit and theirs; its records are read again as any
+format's are (sink/batch_again.py)."""
 
 from __future__ import annotations
 
@@ -7,24 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.changes import BatchChanges, batch_changes
 from kafka_spark.delta.location import locate
-from kafka_spark.sink.plan import BatchPlan
+from kafka_spark.sink.batch_again import records_again
 from kafka_spark.sink.position import SinkCommit
 from kafka_spark.sink.value_schema import value_struct
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
     from kafka_spark.sink.change_capture import ChangeCapture
     from kafka_spark.sink.options import KafkaSource, SinkTarget, ValueParsing
-
-
-def records_again(spark: Any, source: KafkaSource, committed: SinkCommit) -> DataFrame:
-    """The records of `committed`'s batch: its offset ranges (from its start offsets to its end) read again."""
-    from kafka_spark.sink.read_plan import read_plan
-
-    start = {tp: off for tp, off in committed.start_offsets.items() if committed.offsets.get(tp, off) > off}
-    plan = BatchPlan(committed.batch, start=start, end={tp: committed.offsets[tp] for tp in start})
-    return read_plan(spark, source, plan)
 
 
 def changes_again(spark: Any, source: KafkaSource, target: SinkTarget, parsing: ValueParsing,

@@ -5,7 +5,9 @@ envelope's columns need no schema given up front: one aggregation finds the colu
 (`schema_of_variant_agg`), the first record that cannot be applied, and the truncates; a second check finds a
 record without a key. Column types are, in this order: `value_schema`'s (the source table's columns as Spark
 DDL), the table's own, or what the batch's values show (JSON integers as BIGINT, other numbers as DOUBLE:
-a column keeps the type it was created with, and a JSON number's precision varies from value to value).
+a column keeps the type it was created with, and a JSON number's precision varies from value to value). A
+registry format's decoded key and value declare their decimals (`declared_types`): such a column is the
+writer's DECIMAL(p, s), which no batch's values could say.
 
 Debezium: the value is `{"schema": ..., "payload": ENVELOPE}` (the JSON converter with schemas) or ENVELOPE;
 ENVELOPE has `op` (c, r, u, d, t), `before`, `after` and `source` (`ts_ms`, `lsn`). The key likewise, with
@@ -235,9 +237,13 @@ def _raw_bytes(df: DataFrame, column: str, decoded: bool) -> str:
 
 
 def _bytes(df: DataFrame, column: str) -> bool:
+    return _bytes_type(df.schema[column].dataType)
+
+
+def _bytes_type(kind: DataType) -> bool:
     from pyspark.sql.types import BinaryType, StringType
 
-    return isinstance(df.schema[column].dataType, (BinaryType, StringType))
+    return isinstance(kind, (BinaryType, StringType))
 
 
 def _variant(column: str, decoded: bool) -> str:
@@ -251,20 +257,41 @@ def batch_changes(df: DataFrame, capture: ChangeCapture, table_schema: StructTyp
     """The batch's changes as MERGE source rows (see the module docstring); ChangeEventError names the first
     record that cannot be applied, or with `keep_bad` such records are left out and kept (`BatchChanges.bad`) for
     a dead-letter table. `df` is read once: its parse is cached (BatchChanges.release drops it)."""
+    declared = declared_types(df.schema, capture)
     frame = parsed(df, capture, raw=keep_bad)
     # a dead letter keeps the record's timestamp and its bytes (`_raw_*`, cached with the parse); a history row
     # the timestamp
     timestamp = keep_bad or capture.history is not None
     records = frame.drop("value", "_kj", "_v", "_env", *(() if timestamp else ("timestamp",))).persist()
     try:
-        return _changes(records, capture, table_schema, value_schema, keep_bad)
+        return _changes(records, capture, table_schema, value_schema, keep_bad, declared)
     except BaseException:
         records.unpersist()
         raise
 
 
+def declared_types(schema: StructType, capture: ChangeCapture) -> dict[str, DataType]:
+    """The decimal columns a registry format's decoded key and row declare (Debezium's row: the value's `after`;
+    upsert's: the value), with the writer's precision and scale. Their values, turned into VARIANT, would show
+    each batch's own precision (so the column would be a DOUBLE, and inexact); raw bytes declare nothing."""
+    from pyspark.sql.types import DecimalType, StructType
+
+    found: dict[str, DataType] = {}
+    names = {f.name for f in schema.fields}
+    for column in ("key", "value"):
+        if column not in names or _bytes_type(schema[column].dataType):
+            continue
+        struct: DataType | None = schema[column].dataType
+        if column == "value" and capture.debezium:
+            struct = _field_type(struct, "after") if isinstance(struct, StructType) else None
+        if isinstance(struct, StructType):
+            found.update({f.name: f.dataType for f in struct.fields if isinstance(f.dataType, DecimalType)})
+    return found
+
+
 def _changes(records: DataFrame, capture: ChangeCapture, table_schema: StructType | None,
-             value_schema: StructType | None, keep_bad: bool) -> BatchChanges:
+             value_schema: StructType | None, keep_bad: bool,
+             declared: dict[str, DataType] | None = None) -> BatchChanges:
     from pyspark.sql import functions as F
 
     # Two passes read the records (the summary, the MERGE's rows; a third names a keyless record when the MERGE
@@ -282,7 +309,7 @@ def _changes(records: DataFrame, capture: ChangeCapture, table_schema: StructTyp
     if summary["bad"] is not None and not keep_bad:
         first = summary["bad"]
         raise _record_error(first["topic"], first["partition"], first["offset"], first["_bad"])
-    known = _known_types(table_schema, value_schema)
+    known = {**(declared or {}), **_known_types(table_schema, value_schema)}
     inferred_rows = _struct(summary["rows"])
     keys = capture.key_columns or tuple(f.name for f in _struct(summary["keys"]).fields)
     if not keys and summary["records"]:

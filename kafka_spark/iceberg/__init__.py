@@ -8,6 +8,7 @@ The options, routing, results and errors every table format shares are in kafka_
 
 from kafka_spark.iceberg.backend import IcebergFormat
 from kafka_spark.iceberg.catalog import IcebergCatalog
+from kafka_spark.iceberg.evolution import IncompatibleTypeError, SchemaMismatchError
 from kafka_spark.iceberg.position import committed_position, committed_positions
 from kafka_spark.iceberg.sink import load, load_tables, start_stream, tables_lag
 from kafka_spark.sink.errors import CheckpointMismatchError
@@ -16,6 +17,8 @@ __all__ = [
     "CheckpointMismatchError",
     "IcebergCatalog",
     "IcebergFormat",
+    "IncompatibleTypeError",
+    "SchemaMismatchError",
     "committed_position",
     "committed_positions",
     "load",

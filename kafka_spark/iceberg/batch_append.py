@@ -15,11 +15,15 @@ A re-run of a batch the table already holds is recognised before anything is wri
 
 A table that does not exist is created by its first commit, from the batch's Arrow schema (every column
 nullable, as Spark's writers make them) partitioned by `partition_by` (columns and Iceberg's transforms:
-partitions.py); a table that exists keeps its spec, and a `partition_by` that is not that spec is refused.
+partitions.py) and sorted by `sort_by` (sort_orders.py); a table that exists keeps its spec and order, and a
+`partition_by` or `sort_by` that is not the table's is refused. The rows change the table's schema as
+evolution.py allows (columns added, types widened, with `merge_schema`) in the batch's own snapshot, and are
+written in the table's sort order.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import time
@@ -27,6 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.iceberg.catalog import optional_schema
+from kafka_spark.iceberg.evolution import evolve
 from kafka_spark.iceberg.partitions import (
     check_table_spec,
     iceberg_schema,
@@ -42,6 +47,7 @@ from kafka_spark.iceberg.position import (
     table_files,
     table_positions,
 )
+from kafka_spark.iceberg.sort_orders import check_table_order, require_sort_transforms, sort_order, sorted_rows
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.errors import BatchAlreadyCommittedError, ConcurrentWriterError
 from kafka_spark.sink.position import SinkCommit, keep_committed
@@ -59,18 +65,19 @@ NO_RETRIES = {"commit.retry.num-retries": "0"}
 
 
 def append_batch(location: IcebergLocation, rows: pa.Table, commit: SinkCommit, partition_by: Sequence[str] = (),
-                 merge_schema: bool = False) -> tuple[SinkCommit, int | None]:
-    """Append `rows` with `commit` in one snapshot; the commit the table holds for the batch (this run's) and
-    the snapshot's sequence number. BatchAlreadyCommittedError when another run's commit holds the batch."""
+                 merge_schema: bool = False, sort_by: Sequence[str] = ()) -> tuple[SinkCommit, int | None]:
+    """Append `rows` with `commit` in one snapshot, in the table's sort order; the commit the table holds for the
+    batch (this run's) and the snapshot's sequence number. BatchAlreadyCommittedError when another run's commit
+    holds the batch; SchemaMismatchError (evolution.py) when the rows change the schema and may not."""
 
     def stage(txn: Transaction) -> None:
         crash_point("before-write")
-        if merge_schema:
-            with txn.update_schema() as update:
-                update.union_by_name(optional_schema(rows.schema))
-        txn.append(rows, snapshot_properties=summary_properties(commit))  # writes the data files
+        evolve(txn, rows.schema, merge_schema, str(location))
+        metadata = txn.table_metadata
+        ordered = sorted_rows(rows, metadata.sort_order_by_id(metadata.default_sort_order_id), metadata.schema())
+        txn.append(ordered, snapshot_properties=summary_properties(commit))  # writes the data files
 
-    return commit_batch(location, commit, lambda: open_table(location, rows.schema, partition_by), stage)
+    return commit_batch(location, commit, lambda: open_table(location, rows.schema, partition_by, sort_by), stage)
 
 
 def commit_batch(location: IcebergLocation, commit: SinkCommit, opened: Callable[[], Table],
@@ -88,14 +95,12 @@ def commit_batch(location: IcebergLocation, commit: SinkCommit, opened: Callable
         if done is not None:
             return done
         try:
-            txn = _no_retries(table).transaction()
+            txn = no_retries(table).transaction()
             stage(txn)
             crash_point("before-commit")
             txn.commit_transaction()
         except CommitFailedException as exc:
-            pause = min(MAX_PAUSE_S, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0)
-            log.info("%s: another commit landed first (%s); reading the table again in %.2fs", location, exc, pause)
-            time.sleep(pause)
+            wait_to_retry(location, exc, attempt)
             continue
         crash_point("after-commit")
         table = location.load()
@@ -133,7 +138,7 @@ def held(table: Table, location: IcebergLocation, commit: SinkCommit) -> tuple[S
         "wrote nothing, so nothing was written twice", batch, winner.run_id)
 
 
-def _no_retries(table: Table) -> Table:
+def no_retries(table: Table) -> Table:
     """A view of `table` whose commits pyiceberg does not retry (the sink decides what a lost race means)."""
     from pyiceberg.table import Table as IcebergTable
 
@@ -141,25 +146,32 @@ def _no_retries(table: Table) -> Table:
     return IcebergTable(table.name(), metadata, table.metadata_location, table.io, table.catalog)
 
 
-def open_table(location: IcebergLocation, schema: Any, partition_by: Sequence[str]) -> Table:
+def open_table(location: IcebergLocation, schema: Any, partition_by: Sequence[str],
+               sort_by: Sequence[str] = ()) -> Table:
     """The table, created from `schema` (Arrow) when the catalog does not have it yet; ConfigError when
-    `partition_by` is not the spec of the table that exists."""
+    `partition_by` is not the spec of the table that exists, or `sort_by` not its order."""
     from pyiceberg.exceptions import NoSuchTableError
 
     try:
         table = location.load()
     except NoSuchTableError:
-        return create_table(location, schema, partition_by)
-    return _checked(table, location, partition_by)
+        return create_table(location, schema, partition_by, sort_by)
+    return _checked(table, location, partition_by, sort_by)
 
 
-def create_table(location: IcebergLocation, schema: Any, partition_by: Sequence[str] = ()) -> Table:
+def create_table(location: IcebergLocation, schema: Any, partition_by: Sequence[str] = (),
+                 sort_by: Sequence[str] = ()) -> Table:
     """Create the table with `schema` (Arrow; every column made nullable) partitioned by `partition_by`
-    (partitions.py: columns and Iceberg's transforms), its namespace too; the table another run created
-    meanwhile is taken as it is when its spec is `partition_by`'s."""
+    (partitions.py: columns and Iceberg's transforms) and sorted by `sort_by` (sort_orders.py), its namespace
+    too; the table another run created meanwhile is taken as it is when its spec and order are these."""
     from pyiceberg.exceptions import TableAlreadyExistsError
 
     parse_partitions(partition_by)  # a bad entry is refused before the catalog is asked
+    fresh = iceberg_schema(optional_schema(schema))
+    spec = partition_spec(fresh, partition_by)
+    require_transforms(spec, str(location))
+    order = sort_order(fresh, sort_by)
+    require_sort_transforms(order, str(location))
     catalog = location.catalog.open()
     namespace = location.identifier[:-1]
     try:
@@ -169,23 +181,31 @@ def create_table(location: IcebergLocation, schema: Any, partition_by: Sequence[
         # the race can get the catalog's own integrity error instead of "already exists"; the namespace is there.
         if not catalog.namespace_exists(namespace):
             raise
-    try:
-        # The spec's sources are field ids: given with the schema that has them, the table is created with its
-        # spec as its first (id 0), as Spark's DDL creates one (the catalog maps them to its own ids by name).
-        fresh = iceberg_schema(optional_schema(schema))
-        spec = partition_spec(fresh, partition_by)
-        require_transforms(spec, str(location))
-        catalog.create_table_transaction(location.identifier, schema=fresh, partition_spec=spec).commit_transaction()
-    except TableAlreadyExistsError:
-        pass
-    return _checked(location.load(), location, partition_by)
+    # The spec's and the order's sources are field ids: given with the schema that has them, the table is
+    # created with its spec as its first (id 0) and its order as its first (id 1), as Spark's DDL creates them
+    # (the catalog maps them to its own ids by name).
+    with contextlib.suppress(TableAlreadyExistsError):
+        catalog.create_table_transaction(location.identifier, schema=fresh, partition_spec=spec,
+                                         sort_order=order).commit_transaction()
+    return _checked(location.load(), location, partition_by, sort_by)
 
 
-def _checked(table: Table, location: IcebergLocation, partition_by: Sequence[str]) -> Table:
-    """`table` when `partition_by` is its spec (or empty) and its transforms can be computed here."""
+def _checked(table: Table, location: IcebergLocation, partition_by: Sequence[str],
+             sort_by: Sequence[str] = ()) -> Table:
+    """`table` when `partition_by` is its spec and `sort_by` its order (or they are empty) and their transforms
+    can be computed here."""
     check_table_spec(table.spec(), table.schema(), partition_by, str(location))
     require_transforms(table.spec(), str(location))
+    check_table_order(table.sort_order(), table.schema(), sort_by, str(location))
+    require_sort_transforms(table.sort_order(), str(location))
     return table
+
+
+def wait_to_retry(location: object, exc: Exception, attempt: int) -> None:
+    """Back off before reading the table again after another writer's commit landed first (jittered, doubling)."""
+    pause = min(MAX_PAUSE_S, 0.05 * 2 ** attempt) * random.uniform(0.5, 1.0)
+    log.info("%s: another commit landed first (%s); reading the table again in %.2fs", location, exc, pause)
+    time.sleep(pause)
 
 
 def _keep(table: Table, commit: SinkCommit) -> None:

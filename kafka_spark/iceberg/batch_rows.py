@@ -1,7 +1,8 @@
 """A batch's rows as the table receives them: values parsed or checked, the transform applied.
 
-Values are checked as every table format's are (sink/checked_values.py). This version keeps no dead letters:
-a bad record fails the batch before anything is committed, with BadRecordError naming the lowest bad offset.
+Values are checked as every table format's are (sink/checked_values.py). Without a dead-letter table, a bad
+record fails the batch before anything is committed, with BadRecordError naming the lowest bad offset; with one,
+the good rows are the checked records' (`checked_rows`) and the bad ones go there (dead_letter.py).
 pyiceberg's writer collects the rows to the driver as Arrow (`DataFrame.toArrow`, `batch_rows`); the direct
 writer's tasks write them where they are (`batch_frame`, direct_append.py).
 """
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
     from kafka_spark.sink.options import LoadOptions
 
-NO_DEAD_LETTERS = "The Iceberg sink keeps no dead letters in this version."
+NO_DEAD_LETTERS = "Set dead_letter (--dead-letter) to an Iceberg table to write such records there and load the rest."
 
 
 def batch_frame(options: LoadOptions, df: DataFrame) -> tuple[DataFrame, CheckedValues | None]:
@@ -50,6 +51,12 @@ def batch_rows(options: LoadOptions, df: DataFrame, batch: int) -> Any:
     frame, checked = batch_frame(options, df)
     with refusing_bad(checked, options, batch):
         return in_utc(frame.toArrow())
+
+
+def checked_rows(options: LoadOptions, checked: CheckedValues) -> Any:
+    """The good rows of `checked` (a batch's records kept with their bad ones) as the table takes them, as a
+    `pyarrow.Table`."""
+    return in_utc(apply_transform(checked.main, options.format.transform).toArrow())
 
 
 def in_utc(rows: Any) -> Any:

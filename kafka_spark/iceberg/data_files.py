@@ -5,10 +5,13 @@ direct writer's is: each task writes the records of its range as Parquet files w
 them (the table's location provider: `<table location>/data/<field>=<value>/...` for the default one, the
 directories of Iceberg's partition paths), each column, nested ones too, carrying its Iceberg field id
 (`PARQUET:field_id`) from the table's current schema, converted as pyiceberg converts Arrow rows for its own
-writes (`_to_requested_schema`). It yields one small row per file (`FILE_ROWS_DDL`): the path, size, record
-count, partition values and the file's Parquet footer, from which the driver builds the `DataFile`s with
-pyiceberg's statistics (`data_files`). A file no snapshot references is an orphan (Iceberg's orphan-file removal
-deletes it); a task that fails deletes the files it wrote.
+writes (`_to_requested_schema`). A table with a sort order has each file's rows in that order: a file is then
+the rows a task holds when its row group is due (up to a row group's worth), sorted and written at once, since
+a file whose later row groups started over would not be in order. It yields one small row per file
+(`FILE_ROWS_DDL`): the path, size, record count, partition values and the file's Parquet footer, from which the
+driver builds the `DataFile`s with pyiceberg's statistics (`data_files`; a sorted file names its order). A file
+no snapshot references is an orphan (Iceberg's orphan-file removal deletes it); a task that fails deletes the
+files it wrote.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     from pyiceberg.partitioning import PartitionKey, PartitionSpec
     from pyiceberg.schema import Schema
     from pyiceberg.table import Table
+    from pyiceberg.table.sorting import SortOrder
 
 # One row per file a task wrote: `partition` (the partition record's values) and `footer` (the Parquet
 # FileMetaData) are pickled, for the driver of the same environment.
@@ -44,8 +48,9 @@ FILE_ROWS_SCHEMA = pa.schema([pa.field("path", pa.string()), pa.field("size", pa
 @dataclass(frozen=True)
 class DataFileSpec:
     """What a task needs to write a table's data files: the table's location and properties, its current schema,
-    partition spec (pyiceberg's JSON) and their ids, the rows' schema with the table's field ids, and the
-    FileIO's properties (they may hold credentials: never shown)."""
+    partition spec (pyiceberg's JSON) and their ids, the rows' schema with the table's field ids, the FileIO's
+    properties (they may hold credentials: never shown) and the table's sort order (pyiceberg's JSON; None:
+    unsorted)."""
 
     location: str
     properties: Mapping[str, str]
@@ -54,17 +59,19 @@ class DataFileSpec:
     spec_id: int
     rows_schema_json: str
     io_properties: Mapping[str, str] = field(default_factory=dict, repr=False)
+    sort_order_json: str | None = None
 
     def to_json(self) -> str:
         """The spec without the FileIO's properties (they travel in the read's secret option)."""
         return json.dumps({"location": self.location, "properties": dict(self.properties), "schema": self.schema_json,
-                           "spec": self.spec_json, "spec_id": self.spec_id, "rows": self.rows_schema_json})
+                           "spec": self.spec_json, "spec_id": self.spec_id, "rows": self.rows_schema_json,
+                           "sort_order": self.sort_order_json})
 
     @classmethod
     def from_json(cls, text: str, secret: str | None = None) -> DataFileSpec:
         raw = json.loads(text)
         return cls(raw["location"], raw["properties"], raw["schema"], raw["spec"], int(raw["spec_id"]), raw["rows"],
-                   json.loads(secret) if secret else {})
+                   json.loads(secret) if secret else {}, raw.get("sort_order"))
 
     def schema(self) -> Schema:
         from pyiceberg.schema import Schema
@@ -76,6 +83,15 @@ class DataFileSpec:
 
         return PartitionSpec.model_validate_json(self.spec_json)
 
+    def sort_order(self) -> SortOrder | None:
+        """The order of the files' rows, None when the table is unsorted."""
+        from pyiceberg.table.sorting import SortOrder
+
+        if self.sort_order_json is None:
+            return None
+        order = SortOrder.model_validate_json(self.sort_order_json)
+        return None if order.is_unsorted else order
+
 
 def file_spec(table: Table, rows: pa.Schema) -> DataFileSpec:
     """The spec of `table`'s data files for rows of Arrow schema `rows` (timestamps in UTC); ValueError when
@@ -86,11 +102,13 @@ def file_spec(table: Table, rows: pa.Schema) -> DataFileSpec:
     schema = metadata.schema()
     _check_pyarrow_schema_compatible(schema, rows, format_version=metadata.format_version)
     rows_schema = pyarrow_to_schema(rows, name_mapping=schema.name_mapping, format_version=metadata.format_version)
+    order = metadata.sort_order_by_id(metadata.default_sort_order_id)
     return DataFileSpec(metadata.location, dict(metadata.properties), schema.model_dump_json(),
                         metadata.spec().model_dump_json(), metadata.default_spec_id, rows_schema.model_dump_json(),
                         # the FileIO's settings; a REST catalog's client adds objects of its own (`auth.manager`),
                         # which the tasks neither need nor could be sent
-                        {k: v for k, v in table.io.properties.items() if isinstance(v, str)})
+                        {k: v for k, v in table.io.properties.items() if isinstance(v, str)},
+                        order.model_dump_json() if order is not None and not order.is_unsorted else None)
 
 
 def file_schema(schema: Schema) -> Schema:
@@ -138,6 +156,9 @@ class DataFileWriter(FilePool[_File]):
                                          TableProperties.PARQUET_ROW_GROUP_LIMIT_DEFAULT) or 1 << 20
         self.prefix = prefix
         self._count = 0
+        self.sort_order = spec.sort_order()
+        if self.sort_order is not None:
+            self.target_file_bytes = 0  # a sorted file is one sorted run: closed once its rows are written
 
     def write(self, batch: pa.RecordBatch) -> None:
         """Add `batch` (the rows, by the table's column names) to the files of its partitions."""
@@ -179,7 +200,9 @@ class DataFileWriter(FilePool[_File]):
         return _File(directory, path, sink, writer, values)
 
     def _write_row_group(self, file: _File) -> None:
-        table = pa.Table.from_batches(file.pending)
+        from kafka_spark.iceberg.sort_orders import sorted_rows
+
+        table = sorted_rows(pa.Table.from_batches(file.pending), self.sort_order, self.file_schema)
         if not table.schema.equals(file.writer.schema, check_metadata=True):
             table = table.cast(file.writer.schema)  # a later batch's string columns as large ones, or back
         file.writer.write_table(table, row_group_size=min(self.row_limit, max(1, table.num_rows)))
@@ -254,11 +277,13 @@ def data_files(rows: Iterable[Mapping[str, Any]], spec: DataFileSpec) -> list[Da
     schema = file_schema(spec.schema())
     plan = compute_statistics_plan(schema, dict(spec.properties))
     mapping = parquet_path_to_id_mapping(schema)
+    order = spec.sort_order()
     files = []
     for row in rows:
         statistics = data_file_statistics_from_parquet_metadata(pickle.loads(row["footer"]), plan, mapping)
         files.append(DataFile.from_args(
             content=DataFileContent.DATA, file_path=row["path"], file_format=FileFormat.PARQUET,
-            partition=Record(*pickle.loads(row["partition"])), file_size_in_bytes=row["size"], sort_order_id=None,
+            partition=Record(*pickle.loads(row["partition"])), file_size_in_bytes=row["size"],
+            sort_order_id=order.order_id if order is not None else None,
             spec_id=spec.spec_id, equality_ids=None, key_metadata=None, **statistics.to_serialized_dict()))
     return files

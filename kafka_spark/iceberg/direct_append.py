@@ -10,11 +10,12 @@ It writes the records as the Kafka source gives them (Spark's Kafka columns). Ro
 `transform`, a split route), values parsed by `value_schema` or decoded by a registry format are pyiceberg's
 writer's (`direct_reason`), as are tables whose files are not Parquet.
 
-Before the files: the table is created from the rows' schema when missing (`create_table`); a batch the table
-already holds is recognised before anything is written; with `merge_schema` new columns are added to the table's
-schema first, in a commit of its own (the files need their field ids); rows that do not fit the schema are
-refused, as pyiceberg's append refuses them. A crash after the files leaves files no snapshot references
-(orphans), as with pyiceberg's writer; a run that finds the batch committed by another deletes its files.
+Before the files: the table is created from the rows' schema when missing (`create_table`, sorted by `sort_by`);
+a batch the table already holds is recognised before anything is written; with `merge_schema` new columns are
+added to the table's schema first, in a commit of its own (the files need their field ids), and without it they
+are refused (evolution.py). Each task writes its files' rows in the table's sort order (data_files.py). A crash
+after the files leaves files no snapshot references (orphans), as with pyiceberg's writer; a run that finds the
+batch committed by another deletes its files.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.iceberg.batch_append import commit_batch, held, open_table
-from kafka_spark.iceberg.catalog import optional_schema
 from kafka_spark.iceberg.data_files import FILE_ROWS_DDL, DataFileSpec, data_files, file_spec
+from kafka_spark.iceberg.evolution import evolved
 from kafka_spark.iceberg.position import IcebergLocation, summary_properties
 from kafka_spark.records import kafka_schema
 from kafka_spark.sink.crash import crash_point
@@ -37,7 +38,6 @@ from kafka_spark.sink.position import SinkCommit
 from kafka_spark.sink.read_plan import read_plan
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyiceberg.table import Table, Transaction
 
     from kafka_spark.sink.options import LoadOptions
@@ -104,15 +104,14 @@ def append_direct(spark: Any, location: IcebergLocation, options: LoadOptions, p
     """Write the plan's records as the table's data files in the read's tasks and commit them with `commit` in
     one snapshot, exactly once. PyicebergWriterNeeded when the table needs pyiceberg's writer."""
     schema = kafka_schema(options.source.include_headers)
-    table = open_table(location, schema, options.format.partition_by)
+    table = open_table(location, schema, options.format.partition_by, options.format.sort_by)
     done = held(table, location, commit)
     if done is not None:
         return Appended(*done)
     reason = table_reason(table)
     if reason is not None:
         raise PyicebergWriterNeeded(reason)
-    if options.format.merge_schema:
-        table = _merged(table, schema)
+    table = evolved(table, schema, options.format.merge_schema, str(location))
     spec = file_spec(table, schema)
     crash_point("before-write")
     rows: list[dict[str, Any]] = []
@@ -139,21 +138,6 @@ def commit_files(location: IcebergLocation, rows: list[dict[str, Any]], spec: Da
                 append.append_data_file(file)
 
     return commit_batch(location, commit, location.load, stage)
-
-
-def _merged(table: Table, schema: pa.Schema) -> Table:
-    """`table` with the rows' new columns added to its schema (by name), committed before the files are written
-    with their field ids; the table as it is when nothing is new."""
-    from pyiceberg.io.pyarrow import _check_pyarrow_schema_compatible
-
-    try:
-        _check_pyarrow_schema_compatible(table.schema(), schema, format_version=table.metadata.format_version)
-        return table
-    except ValueError:
-        pass
-    with table.update_schema() as update:
-        update.union_by_name(optional_schema(schema))
-    return table.refresh()
 
 
 def _delete(table: Table, rows: list[dict[str, Any]]) -> None:

@@ -80,35 +80,38 @@ class PartitionEntry:
         return f"{self.transform}({number}{self.column})"
 
 
-def _refused(entry: str, why: str) -> ConfigError:
-    return ConfigError(f"partition_by entry {entry!r}: {why}; accepted: {ACCEPTED}")
+def _refused(entry: str, why: str, option: str = "partition_by", accepted: str = ACCEPTED) -> ConfigError:
+    return ConfigError(f"{option} entry {entry!r}: {why}; accepted: {accepted}")
 
 
-def parse_entry(entry: str) -> PartitionEntry:
-    """The entry parsed (transform names in any case, spaces anywhere between the parts); ConfigError naming it
-    and what is accepted."""
+def parse_entry(entry: str, option: str = "partition_by", accepted: str = ACCEPTED) -> PartitionEntry:
+    """The entry parsed (transform names in any case, spaces anywhere between the parts); ConfigError naming it,
+    the option it was given as (`sort_by` takes the same expressions) and what is `accepted`."""
+    def refused(why: str) -> ConfigError:
+        return _refused(str(entry), why, option, accepted)
+
     if not isinstance(entry, str):
-        raise _refused(str(entry), "not a string")
+        raise refused("not a string")
     plain = _PLAIN.fullmatch(entry)
     if plain is not None:
         return PartitionEntry("identity", _unquoted(plain["column"]))
     call = _CALL.fullmatch(entry)
     if call is None:
-        raise _refused(entry, "neither a column nor a transform of one")
+        raise refused("neither a column nor a transform of one")
     name = _ALIASES.get(call["name"].lower(), call["name"].lower())
     column, number = _unquoted(call["column"]), call["number"]
     if name not in TRANSFORMS:
-        raise _refused(entry, f"unknown transform {call['name']}")
+        raise refused(f"unknown transform {call['name']}")
     if name in _WITH_NUMBER:
         if number is None:
             what = "count" if name == "bucket" else "width"
-            raise _refused(entry, f"{name} takes a {what} first: {name}({'N' if name == 'bucket' else 'W'}, c)")
+            raise refused(f"{name} takes a {what} first: {name}({'N' if name == 'bucket' else 'W'}, c)")
         if int(number) < 1:
             what = "bucket count" if name == "bucket" else "truncate width"
-            raise _refused(entry, f"the {what} must be at least 1, got {int(number)}")
+            raise refused(f"the {what} must be at least 1, got {int(number)}")
         return PartitionEntry(name, column, int(number))
     if number is not None:
-        raise _refused(entry, f"{name} takes the column alone: {name}(c)")
+        raise refused(f"{name} takes the column alone: {name}(c)")
     return PartitionEntry(name, column)
 
 
@@ -179,23 +182,28 @@ def _source(schema: Schema, entry: PartitionEntry) -> NestedField:
 
 def spelled(spec: PartitionSpec, schema: Schema) -> list[str]:
     """`spec` as `partition_by` entries (a void field, a dropped one, left out)."""
-    from pyiceberg.transforms import BucketTransform, IdentityTransform, TruncateTransform, VoidTransform
-
     entries = []
     for field in spec.fields:
-        column = schema.find_column_name(field.source_id) or f"<field {field.source_id}>"
-        transform = field.transform
-        if isinstance(transform, VoidTransform):
-            continue
-        if isinstance(transform, IdentityTransform):
-            entries.append(column)
-        elif isinstance(transform, BucketTransform):
-            entries.append(f"bucket({transform.num_buckets}, {column})")
-        elif isinstance(transform, TruncateTransform):
-            entries.append(f"truncate({transform.width}, {column})")
-        else:
-            entries.append(f"{transform}({column})")
+        entry = spell_transform(field.transform, schema.find_column_name(field.source_id) or
+                                f"<field {field.source_id}>")
+        if entry is not None:
+            entries.append(entry)
     return entries
+
+
+def spell_transform(transform: Transform, column: str) -> str | None:
+    """`transform` of `column` as an entry spells it (None: a void transform, which orders nothing)."""
+    from pyiceberg.transforms import BucketTransform, IdentityTransform, TruncateTransform, VoidTransform
+
+    if isinstance(transform, VoidTransform):
+        return None
+    if isinstance(transform, IdentityTransform):
+        return column
+    if isinstance(transform, BucketTransform):
+        return f"bucket({transform.num_buckets}, {column})"
+    if isinstance(transform, TruncateTransform):
+        return f"truncate({transform.width}, {column})"
+    return f"{transform}({column})"
 
 
 def check_table_spec(spec: PartitionSpec, schema: Schema, partition_by: Sequence[str], table: str) -> None:

@@ -10,7 +10,8 @@ Expiring snapshots removes their summaries. So after each commit the record is a
 (`<location>/_kafka_spark/offsets/<sink id>/<batch>.json`, sink/position.py; a path Iceberg's orphan-file
 removal leaves alone, as it starts with `_`), and when the ancestry has been cut by expiry (its oldest
 snapshot has a parent that is gone) a sink found in none of the snapshots left resumes from its latest kept
-record. Kept records are written for tables on a local file system in this version.
+record. Kept records are written on the table's own store: local disk, or object stores through the table's
+pyarrow FileIO (S3, GCS, ADLS; an fsspec FileIO keeps none).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_spark.iceberg.catalog import IcebergCatalog, as_catalog
 from kafka_spark.sink.position import OFFSETS, SinkCommit, app_id, kept_commit, kept_sink_ids
-from kafka_spark.sink.table_files import LocalFiles, TableFiles, local_path
+from kafka_spark.sink.table_files import ArrowFiles, LocalFiles, TableFiles, local_path
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -63,11 +64,16 @@ def _records(snapshot: Snapshot) -> dict[str, str]:
 
 def ancestry(table: Table) -> tuple[list[Snapshot], bool]:
     """The current snapshot and its ancestors, newest first, and whether that is the whole history (False
-    when expiry removed older ancestors)."""
+    when expiry removed older ancestors: the oldest has a parent that is gone, or a sequence number above 1)."""
     from pyiceberg.table.snapshots import ancestors_of
 
     snapshots = list(ancestors_of(table.current_snapshot(), table.metadata))
-    return snapshots, not snapshots or snapshots[-1].parent_snapshot_id is None
+    if not snapshots:
+        return snapshots, True
+    oldest = snapshots[-1]
+    # Expiry may clear the parent of the oldest snapshot it keeps (pyiceberg's does), but not its sequence number:
+    # a format-2 table's first snapshot is number 1, so a larger one means older snapshots are gone.
+    return snapshots, oldest.parent_snapshot_id is None and (oldest.sequence_number or 0) <= 1
 
 
 def logged_positions(table: Table) -> tuple[dict[str, tuple[SinkCommit, Snapshot]], bool]:
@@ -97,9 +103,19 @@ def logged_batch(table: Table, sink_id: str, batch: int) -> tuple[SinkCommit, Sn
 
 
 def table_files(table: Table) -> TableFiles | None:
-    """Where the sink keeps its records beside the table (a local table only, in this version)."""
+    """Where the sink keeps its records beside the table: on local disk, or on the table's store through the
+    pyarrow file system of the table's own FileIO (its credentials and endpoint); None for a FileIO of another
+    kind (fsspec's)."""
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+
     root = local_path(table.location())
-    return LocalFiles(root) if root is not None else None
+    if root is not None:
+        return LocalFiles(root)
+    io = table.io
+    if not isinstance(io, PyArrowFileIO):
+        return None
+    scheme, netloc, path = PyArrowFileIO.parse_location(table.location(), io.properties)
+    return ArrowFiles(table.location(), io.fs_by_scheme(scheme, netloc), path)
 
 
 def _kept_latest(files: TableFiles | None, sink_id: str) -> SinkCommit | None:

@@ -5,7 +5,8 @@ pyiceberg's (the rows collected to the driver as Arrow and appended).
 and pyiceberg's (batch_append.py) where it does not, the reason in the result and the log; "direct" refuses a
 table it cannot serve; "pyiceberg" always takes pyiceberg's. A direct-written table reads its own ranges; the
 others take their rows from the batch's Spark read (one shared read serves several tables of a routed load).
-Each commit is one snapshot of its table.
+Each commit is one snapshot of its table; with `dead_letter` (values parsed or decoded, so pyiceberg's writer)
+the bad records follow in a snapshot of the dead-letter table (dead_letter.py).
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_spark.errors import ConfigError
 from kafka_spark.iceberg.batch_append import append_batch
-from kafka_spark.iceberg.batch_rows import batch_rows
+from kafka_spark.iceberg.batch_rows import batch_rows, checked_rows
+from kafka_spark.iceberg.dead_letter import IcebergDeadLetters
 from kafka_spark.iceberg.direct_append import PyicebergWriterNeeded, append_direct, direct_reason
 from kafka_spark.iceberg.position import IcebergLocation
+from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.freshness import arrow_freshness
 from kafka_spark.sink.progress import Progress
 from kafka_spark.sink.results import LoadResult
@@ -131,10 +134,37 @@ class IcebergWrites(TableWrites):
                                       table_version=done.sequence, start=dict(commit.start_offsets),
                                       offsets=dict(done.commit.offsets), run_id=commit.run_id, table=routed.table,
                                       topic=routed.topic, writer=DIRECT, freshness=done.freshness)
+            if opts.parsing.dead_letter is not None:
+                return self._with_dead_letters(routed, rows(), commit, where, reason)
             arrow = batch_rows(opts, rows(), commit.batch)
         counted = dataclasses.replace(commit, records=arrow.num_rows)
-        winner, sequence = append_batch(where, arrow, counted, opts.format.partition_by, opts.format.merge_schema)
-        return LoadResult("committed", opts.sink_id, commit.batch, rows=arrow.num_rows, table_version=sequence,
-                          start=dict(commit.start_offsets), offsets=dict(winner.offsets), run_id=commit.run_id,
-                          table=routed.table, topic=routed.topic, writer=PYICEBERG, writer_reason=reason,
-                          freshness=arrow_freshness(arrow))
+        winner, sequence = append_batch(where, arrow, counted, opts.format.partition_by, opts.format.merge_schema,
+                                        opts.format.sort_by)
+        return _appended(routed, commit, arrow, winner, sequence, reason)
+
+    def _with_dead_letters(self, routed: RoutedTable, df: Any, commit: SinkCommit, where: IcebergLocation,
+                           reason: str | None) -> LoadResult:
+        """pyiceberg's writer with a dead-letter table: the good rows and the count of the bad ones in the table's
+        snapshot, then the bad ones in the dead-letter table (dead_letter.py)."""
+        opts = routed.options
+        values = IcebergDeadLetters(self.catalog, opts.parsing, opts.sink_id, df)
+        try:
+            arrow = checked_rows(opts, values)
+            counted = dataclasses.replace(values.counted(commit), records=arrow.num_rows)
+            winner, sequence = append_batch(where, arrow, counted, opts.format.partition_by,
+                                            opts.format.merge_schema, opts.format.sort_by)
+            if winner.dead_letters:
+                crash_point("before-dead-letters")
+                values.write(winner)
+        finally:
+            values.close()
+        return _appended(routed, commit, arrow, winner, sequence, reason)
+
+
+def _appended(routed: RoutedTable, commit: SinkCommit, arrow: Any, winner: SinkCommit, sequence: int | None,
+              reason: str | None) -> LoadResult:
+    """The result of pyiceberg's append of `arrow` for `commit`'s batch (`winner`: what the table holds)."""
+    return LoadResult("committed", commit.sink_id, commit.batch, rows=arrow.num_rows, table_version=sequence,
+                      start=dict(commit.start_offsets), offsets=dict(winner.offsets), run_id=commit.run_id,
+                      table=routed.table, topic=routed.topic, writer=PYICEBERG, writer_reason=reason,
+                      freshness=arrow_freshness(arrow), dead_letters=winner.dead_letters)

@@ -128,3 +128,12 @@ class CheckedValues:
     def close(self) -> None:
         if self.keep_bad:
             self.frame.unpersist()
+
+
+def table_rows(df: DataFrame, parsing: ValueParsing) -> DataFrame:
+    """The columns a table takes of `df`'s records, before a transform: with values parsed, `data` added; decoded,
+    the decoding's error and raw columns left out; else `df`. For the schema of a table to create: a record that
+    is bad fails a job over them."""
+    if parsing.changes or (parsing.value_schema is None and not parsing.decoded):
+        return df
+    return CheckedValues(parsing, df, keep_bad=False).main

@@ -74,18 +74,19 @@ class SinkTarget:
 @dataclass(frozen=True)
 class WriteFormat:
     """How a batch becomes rows: the transform, the partition columns, whether a write may add columns
-    (Delta's `mergeSchema`), and whether it shows Spark's progress."""
+    (Delta's `mergeSchema`), whether it shows Spark's progress, and the order of an Iceberg table's files' rows."""
 
     transform: str | Transform | None = None
     partition_by: Sequence[str] = ()
     merge_schema: bool = False
     progress: bool = False
+    sort_by: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
 class ValueParsing:
     """Values parsed as JSON with `value_schema` (Spark DDL) into the column `data`; a value that does not
-    parse fails the write, or with `dead_letter` (a Delta table) goes there."""
+    parse fails the write, or with `dead_letter` (a table beside the table) goes there."""
 
     value_schema: str | None = None
     dead_letter: str | None = None
@@ -177,11 +178,12 @@ class LoadOptions:
     """What to load where. `kafka` holds client properties (`bootstrap.servers`, security, ...).
 
     `merge_schema` lets a write add the columns a transform introduces (Delta's `mergeSchema`).
+    `sort_by` (Iceberg tables): the table's sort order, `["key", "timestamp desc"]`; see iceberg/sort_orders.py.
     `start_zookeeper_group`: a sink new to the table starts where this old consumer group's offsets in
     ZooKeeper stand (`starting` for partitions it has none of); `publish_zookeeper_group`: after each
     commit, the positions go there too, as old consumers wrote them. Both need `zookeeper.connect` in `kafka`.
     `value_schema` (Spark DDL) parses each value as JSON into the column `data`; a value that does not parse
-    fails the write, or with `dead_letter` (a Delta table) goes there and the rest loads (see dead_letter.py).
+    fails the write, or with `dead_letter` (a table beside it) goes there and the rest loads (see dead_letters.py).
     `value_format` / `key_format` (`avro`, `protobuf`, `json-schema`) decode values / keys with the schema
     registry `schema_registry` names (`{"url": ..., "basic.auth.user.info": ...}`, the `schema.registry.`
     prefix optional) into the `value` / `key` column; `format_options` are further `pykafka` decoding options
@@ -220,6 +222,7 @@ class LoadOptions:
     max_records: int | None = None
     fail_on_data_loss: bool = True
     partition_by: Sequence[str] = ()
+    sort_by: Sequence[str] = ()
     transform: str | Transform | None = None
     include_headers: bool = False
     publish_group: str | None = None
@@ -289,7 +292,8 @@ class LoadOptions:
 
     @property
     def format(self) -> WriteFormat:
-        return WriteFormat(self.transform, self.partition_by, self.merge_schema or self.evolving, self.progress)
+        return WriteFormat(self.transform, self.partition_by, self.merge_schema or self.evolving, self.progress,
+                           self.sort_by)
 
     @property
     def parsing(self) -> ValueParsing:

@@ -101,7 +101,7 @@ def table_options(options: LoadOptions, routing: Routing, topic: str, table: str
             merged[name] = value.replace(SPLIT_PLACEHOLDER, split_name(route))
     if "format_options" in merged:
         merged["format_options"] = dict(merged["format_options"])
-    for name in ("partition_by", "key_columns"):
+    for name in ("partition_by", "sort_by", "key_columns"):
         if name in merged:
             merged[name] = tuple(merged[name])
     # A table's options are a LoadOptions whatever they came from: the stream's own settings stay with the query.

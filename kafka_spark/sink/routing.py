@@ -17,7 +17,7 @@ record (nothing is dropped unasked). Each of those tables is a table of its own,
 `{split}` in a dead-letter table or publish group is replaced by the split value (`default` for the default
 table; nothing for a topic that is not split).
 
-The per-table settings default to the options' own (`transform`, `partition_by`, `value_schema`,
+The per-table settings default to the options' own (`transform`, `partition_by`, `sort_by`, `value_schema`,
 `value_format` + `format_options`, `dead_letter`, `publish_group`, `merge_schema`, a change stream's
 `key_columns`); `overrides` replaces
 any of them for one topic. `dead_letter` and `publish_group` may hold `{topic}` too; a dead-letter table
@@ -50,6 +50,7 @@ class TableSettings:
 
     transform: str | Transform | None = None
     partition_by: Sequence[str] | None = None
+    sort_by: Sequence[str] | None = None  # an Iceberg table's sort order
     value_schema: str | None = None
     value_format: str | None = None
     format_options: Mapping[str, str] | None = None

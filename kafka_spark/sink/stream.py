@@ -51,6 +51,7 @@ from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.ranges import EARLIEST
 from kafka_spark.offsets.resolve import resolve_partitions
+from kafka_spark.sink.checked_values import table_rows
 from kafka_spark.sink.commits import Mirrors, check_table, failed_result, following_schema, run_commits
 from kafka_spark.sink.errors import CheckpointMismatchError, SinkError
 from kafka_spark.sink.offset_log import batch_end_offsets, fresh_checkpoint
@@ -109,9 +110,10 @@ def _place_table(spark, options: StreamOptions, table_format: TableFormat, write
     if location is None:
         topics = {"subscribePattern": options.pattern} if options.pattern else {"subscribe": ",".join(options.topics)}
         read = {**options.source.client_options(), **options.source.read_flags(), **topics}
-        schema = apply_transform(spark.readStream.format("pykafka").options(**read).load(),
-                                 options.format.transform).schema
-        location = table_format.create_table(spark, table, schema, options.format.partition_by)
+        schema = apply_transform(table_rows(spark.readStream.format("pykafka").options(**read).load(),
+                                            options.parsing), options.format.transform).schema
+        location = table_format.create_table(spark, table, schema, options.format.partition_by,
+                                             options.format.sort_by)
     writer.locations[table] = location
     if options.checkpoint is None and is_table_name(table):
         options.checkpoint = default_checkpoint(table_format.root(location), options.sink_id)

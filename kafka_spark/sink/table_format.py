@@ -96,8 +96,10 @@ class TableFormat(ABC):
         cannot serve the table is refused here, before a stream starts."""
 
     @abstractmethod
-    def create_table(self, spark: Any, table: str, schema: Any, partition_by: Sequence[str]) -> Any:
-        """Create the catalog table `table` with `schema` (a Spark StructType), unless it exists; its location."""
+    def create_table(self, spark: Any, table: str, schema: Any, partition_by: Sequence[str],
+                     sort_by: Sequence[str] = ()) -> Any:
+        """Create the catalog table `table` with `schema` (a Spark StructType), unless it exists (an Iceberg table
+        sorted by `sort_by`); its location."""
 
     @abstractmethod
     def root(self, location: Any) -> str:

@@ -2,7 +2,7 @@
 
 The schema is checked once, on the driver (`value_struct`); a value is bad when it is not null and is
 empty, not JSON, or JSON that does not fit the schema. What happens to a bad record (a typed failure or a
-dead-letter table) is the table format's (Delta's: delta/dead_letter.py).
+dead-letter table: sink/dead_letters.py) is the table format's.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ the change-data-capture tests' source of real change events: PostgreSQL -> Debez
 The worker and the connector share one class path (tests/harness/poms/connect.xml); plugins are found through
 their ServiceLoader manifests (`plugin.discovery=service_load`), which spares the worker a scan of every jar at
 start-up. Its REST listener is on a free port; source offsets go to a file in the worker's folder, flushed every
-second, so a restarted worker resumes from its last flushed position as a deployed one does.
+second, so a restarted worker resumes from its last flushed position as a deployed one does. Its converters are
+Kafka's JsonConverter unless a test gives others, with a class path that holds them (tests/harness/apicurio.py).
 """
 
 from __future__ import annotations
@@ -61,13 +62,27 @@ def debezium_postgres(pg: PostgresServer, prefix: str = "dbserver1", slot: str =
     }
 
 
+JSON_CONVERTERS: dict[str, object] = {
+    "key.converter": JSON_CONVERTER,
+    "value.converter": JSON_CONVERTER,
+    # the converter's default, said here: each key and value is {"schema": ..., "payload": ...}
+    "key.converter.schemas.enable": "true",
+    "value.converter.schemas.enable": "true",
+}
+
+
 class KafkaConnect:
-    """One standalone worker; `connectors` (name -> settings) start with it."""
+    """One standalone worker; `connectors` (name -> settings) start with it. `converters` are the worker's
+    `key.converter*` and `value.converter*` settings (Kafka's JsonConverter with schemas unless given), `classpath`
+    its class path when their jars are not on connect.xml's."""
 
     def __init__(self, bootstrap: str, connectors: Mapping[str, Mapping[str, object]],
-                 data_dir: Path | None = None, heap: str = "384m") -> None:
+                 data_dir: Path | None = None, heap: str = "384m",
+                 converters: Mapping[str, object] | None = None, classpath: str | None = None) -> None:
         self.bootstrap = bootstrap
         self.connectors = {name: dict(config) for name, config in connectors.items()}
+        self.converters = dict(JSON_CONVERTERS if converters is None else converters)
+        self.classpath = classpath
         self.data_dir = Path(data_dir or tempfile.mkdtemp(prefix="kafka-spark-connect-")).resolve()
         self.heap = heap
         self.port = 0
@@ -88,11 +103,7 @@ class KafkaConnect:
     def worker_properties(self) -> dict[str, object]:
         return {
             "bootstrap.servers": self.bootstrap,
-            "key.converter": JSON_CONVERTER,
-            "value.converter": JSON_CONVERTER,
-            # the converter's default, said here: each key and value is {"schema": ..., "payload": ...}
-            "key.converter.schemas.enable": "true",
-            "value.converter.schemas.enable": "true",
+            **self.converters,
             "offset.storage.file.filename": self.offsets_file,
             "offset.flush.interval.ms": 1000,
             "listeners": f"http://127.0.0.1:{self.port}",
@@ -111,7 +122,7 @@ class KafkaConnect:
         configs = [str(write_properties(self.data_dir / f"{name}.properties", {"name": name, **config}))
                    for name, config in self.connectors.items()]
         log_conf = template("log4j2-server.properties", self.data_dir)
-        argv = java_argv(classpath("connect"), MAIN_CLASS, [str(worker), *configs], heap=self.heap,
+        argv = java_argv(self.classpath or classpath("connect"), MAIN_CLASS, [str(worker), *configs], heap=self.heap,
                          props=[f"-Dlog4j2.configurationFile={log_conf}"])
         self.process = ServerProcess("kafka-connect", argv, self.log_path).start()
         self.process.wait_ready(self.running, timeout)

@@ -15,9 +15,10 @@ string (compared as the instant, in epoch microseconds), `double precision` as a
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -226,32 +227,63 @@ def _micros(moment: datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 10**6 + delta.microseconds
 
 
-def comparable(table: str, column: str, value: Any) -> Any:
-    """One value of either side in the form both share (None stays None)."""
-    kind = KINDS.get((table, column))
-    if value is None or kind is None:
-        return value
-    if kind == "decimal":
-        return Decimal(str(value))
-    if kind == "float":
-        return float(value)
-    if kind == "instant" and isinstance(value, str):  # Debezium's ZonedTimestamp, e.g. 2024-01-02T01:04:05.5Z
-        return _micros(datetime.fromisoformat(value))
-    return int(value)  # epoch microseconds, from PostgreSQL's SQL below or Debezium's MicroTimestamp
+@dataclass(frozen=True)
+class Comparison:
+    """How the rows of PostgreSQL's tables and of their Delta tables are put side by side: `kinds` says which
+    columns compare in a shared form ((table, column) -> decimal, float, json, days, micros or instant), `keys`
+    each table's primary key (the rows' order)."""
 
+    kinds: dict[tuple[str, str], str]
+    keys: dict[str, tuple[str, ...]]
 
-def postgres_select(table: str, columns: list[str]) -> str:
-    """A SELECT of `table`'s rows whose values PostgreSQL's JSON shows as Debezium sends them (or as
-    `comparable` takes them): timestamps as epoch microseconds, numerics as their text."""
-    def expr(column: str) -> str:
-        kind = KINDS.get((table, column))
-        if kind in ("instant", "micros"):
-            return f"(extract(epoch FROM {column}) * 1000000)::bigint AS {column}"
+    def comparable(self, table: str, column: str, value: Any) -> Any:
+        """One value of either side in the form both share (None stays None)."""
+        kind = self.kinds.get((table, column))
+        if value is None or kind is None:
+            return value
         if kind == "decimal":
-            return f"{column}::text AS {column}"
-        return column
+            return Decimal(str(value))
+        if kind == "float":
+            return float(value)
+        if kind == "json":
+            return json.loads(value) if isinstance(value, str) else value
+        if kind == "days" and isinstance(value, date):
+            return (value - date(1970, 1, 1)).days
+        if kind == "micros" and isinstance(value, datetime):
+            return _micros(value if value.tzinfo else value.replace(tzinfo=timezone.utc))
+        if kind == "instant" and isinstance(value, str):  # Debezium's ZonedTimestamp, e.g. 2024-01-02T01:04:05.5Z
+            return _micros(datetime.fromisoformat(value))
+        return int(value)  # days or epoch microseconds, from PostgreSQL's SQL below or Debezium's int types
 
-    return f"SELECT {', '.join(expr(c) for c in columns)} FROM {table} ORDER BY {', '.join(KEYS[table])}"
+    def postgres_select(self, table: str, columns: list[str]) -> str:
+        """A SELECT of `table`'s rows whose values PostgreSQL's JSON shows as Debezium sends them (or as
+        `comparable` takes them): timestamps as epoch microseconds, dates as days, numerics and JSON as text (a
+        JSON null stays apart from SQL's NULL)."""
+        def expr(column: str) -> str:
+            kind = self.kinds.get((table, column))
+            if kind in ("instant", "micros"):
+                return f"(extract(epoch FROM {column}) * 1000000)::bigint AS {column}"
+            if kind == "days":
+                return f"({column} - date '1970-01-01') AS {column}"
+            if kind in ("decimal", "json"):
+                return f"{column}::text AS {column}"
+            return column
+
+        return f"SELECT {', '.join(expr(c) for c in columns)} FROM {table} ORDER BY {', '.join(self.keys[table])}"
+
+    def postgres_rows(self, pg: Any, table: str) -> list[dict[str, Any]]:
+        columns = postgres_columns(pg, table)
+        return [{c: self.comparable(table, c, r[c]) for c in columns}
+                for r in pg.query_json(self.postgres_select(table, columns))]
+
+    def delta_rows(self, path: str, table: str, columns: list[str]) -> list[dict[str, Any]]:
+        """The Delta table's rows read by delta-rs (not Spark), `columns` of them (one it lacks is null: a column
+        that was null in every change so far), in key order."""
+        from deltalake import DeltaTable
+
+        rows = DeltaTable(path).to_pyarrow_table().to_pylist()
+        out = [{c: self.comparable(table, c, r.get(c)) for c in columns} for r in rows]
+        return sorted(out, key=lambda r: tuple(r[k] for k in self.keys[table]))
 
 
 def postgres_columns(pg: Any, table: str) -> list[str]:
@@ -261,16 +293,5 @@ def postgres_columns(pg: Any, table: str) -> list[str]:
     return [r["column_name"] for r in rows]
 
 
-def postgres_rows(pg: Any, table: str) -> list[dict[str, Any]]:
-    columns = postgres_columns(pg, table)
-    return [{c: comparable(table, c, r[c]) for c in columns} for r in pg.query_json(postgres_select(table, columns))]
-
-
-def delta_rows(path: str, table: str, columns: list[str]) -> list[dict[str, Any]]:
-    """The Delta table's rows read by delta-rs (not Spark), `columns` of them (one it lacks is null: a column
-    that was null in every change so far), in key order."""
-    from deltalake import DeltaTable
-
-    rows = DeltaTable(path).to_pyarrow_table().to_pylist()
-    out = [{c: comparable(table, c, r.get(c)) for c in columns} for r in rows]
-    return sorted(out, key=lambda r: tuple(r[k] for k in KEYS[table]))
+COMPARISON = Comparison(KINDS, KEYS)
+postgres_rows, delta_rows = COMPARISON.postgres_rows, COMPARISON.delta_rows

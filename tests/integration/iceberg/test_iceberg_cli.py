@@ -159,9 +159,9 @@ def test_a_settings_file_through_the_job_entry(capsys, spark, kafka, producer, t
 def test_an_option_iceberg_does_not_take_is_a_one_line_settings_error(capsys, kafka, tmp_path):
     code, out, err = run(capsys, "load", "-b", kafka.bootstrap, "--topic", "t", "--table-format", "iceberg",
                          "--iceberg-warehouse", str(tmp_path), "--table", "db.t", "--value-schema", "n INT",
-                         "--dead-letter", "db.dead")
+                         "--dead-letter", "/lake/dead")
     assert code == 2 and out == ""
-    assert err.startswith("kafka-spark load: error: --dead-letter: Iceberg tables take no dead-letter table")
+    assert err.startswith("kafka-spark load: error: --dead-letter: '/lake/dead' is a path; an Iceberg table")
     code, _, err = run(capsys, "stream", "-b", kafka.bootstrap, "--topic", "t", "--table-format", "iceberg",
                        "--iceberg-warehouse", str(tmp_path), "--table", "/lake/t")
     assert code == 2 and "--table: '/lake/t' is a path; an Iceberg table is named in its catalog" in err

@@ -72,6 +72,16 @@ def test_loads_resume_from_the_snapshots_alone(kafka, spark, producer, catalog, 
         load(spark, dataclasses.replace(opts, sink_id="other"), catalog)
     assert set(committed_positions("db.events", catalog)) == {"default"}
 
+    # Another writer commits, then every snapshot but its own is expired (pyiceberg's expiry, through the SQL
+    # catalog): no snapshot left names the sink, so the next load resumes from the record kept beside the table.
+    other = catalog.open().load_table(("db", "events"))
+    other.append(other.scan(limit=1).to_arrow())
+    other.maintenance.expire_snapshots().by_ids([s.snapshot_id for s in other.snapshots()[:-1]]).commit()
+    assert "kafka-spark.sink.default" not in summaries(catalog, "db.events")[-1]
+    produce(producer, topic, 20, start=210)
+    fourth = load(spark, dataclasses.replace(opts, max_records=None), catalog)
+    assert (fourth.status, fourth.batch, fourth.rows, fourth.start) == ("committed", 3, 20, third.offsets)
+
 
 def test_values_parse_with_a_schema_and_a_bad_one_commits_nothing(kafka, spark, producer, catalog):
     topic = new_topic(kafka, partitions=1)

@@ -52,6 +52,18 @@ def loads_through_the_rest_catalog(kafka, spark, producer, s3, iceberg_rest, tab
     files = iceberg.inspect.files().column("file_path").to_pylist()
     assert files and all(f.startswith(f"{location}/data/partition=") for f in files), files
 
+    # Another writer commits after the sink, then every snapshot but the current one is expired: no snapshot left
+    # holds the sink's position, so the next run resumes from the record kept beside the table, on S3.
+    other = reader.open().load_table(reader.identifier(table))
+    other.append(other.scan(limit=1).to_arrow())
+    other.maintenance.expire_snapshots().by_ids([s.snapshot_id for s in other.snapshots()[:-1]]).commit()
+    assert "kafka-spark.sink.default" not in summaries(reader, table)[-1]
+    produce(producer, topic, 25, start=210)
+    third = load(spark, opts, catalog)
+    assert (third.status, third.batch, third.rows) == ("committed", 2, 25)
+    assert third.start == second.offsets
+    assert sum(third.offsets.values()) == 235
+
 
 def test_pyiceberg_writer_loads_through_a_rest_catalog_with_the_files_on_s3(kafka, spark, producer, s3,
                                                                           iceberg_rest):

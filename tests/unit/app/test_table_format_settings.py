@@ -83,7 +83,7 @@ def test_no_catalog_is_an_error_but_the_demo_has_its_own(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--dead-letter", "db.dead"], "--dead-letter: Iceberg tables take no dead-letter table"),
+    (["--value-schema", "n INT", "--dead-letter", "/lake/dead"], "--dead-letter: '/lake/dead' is a path; an Iceberg"),
     (["--log-dirs", "/var/kafka"], "--log-dirs: back-fills from Kafka's log directories write Delta tables only"),
     (["--cdc", "upsert"], "--cdc: change streams are applied with Delta's MERGE"),
     (["--writer", "spark"], "--writer spark: Iceberg tables are written by the direct writer or pyiceberg"),
@@ -103,8 +103,8 @@ def test_refusals_of_the_stream_and_of_a_table_per_topic(tmp_path):
         iceberg("--table", "db.t", "--iceberg-warehouse", str(tmp_path), "--compact-every", "5", app=stream)
     conf = tmp_path / "routed.toml"
     conf.write_text('table-template = "bronze.{topic}"\nvalue-schema = "n INT"\n'
-                    '[topics.t]\ndead-letter = "bronze.t_dead"\n')
-    with pytest.raises(ConfigError, match="--dead-letter: Iceberg tables take no dead-letter table"):
+                    '[topics.t]\ndead-letter = "/lake/t_dead"\n')
+    with pytest.raises(ConfigError, match=r"\[topics.t\].dead-letter: '/lake/t_dead' is a path"):
         iceberg("--config", str(conf), "--iceberg-warehouse", str(tmp_path))
     conf.write_text('table-template = "bronze.{topic}"\n[tables]\nt = "/lake/t"\n')
     with pytest.raises(ConfigError, match=r"\[tables\].t: '/lake/t' is a path"):
@@ -113,6 +113,10 @@ def test_refusals_of_the_stream_and_of_a_table_per_topic(tmp_path):
     config = iceberg("--table-template", "bronze.{topic}", "--writer", "pyiceberg", "--iceberg-warehouse",
                      str(tmp_path), app=stream)
     assert (config.table_template, config.writer) == ("bronze.{topic}", "pyiceberg")
+    # and so is a dead-letter table by catalog name, a topic's template too
+    config = iceberg("--table-template", "bronze.{topic}", "--value-schema", "n INT", "--dead-letter",
+                     "bronze.{topic}_dead", "--iceberg-warehouse", str(tmp_path))
+    assert config.dead_letter == "bronze.{topic}_dead"
 
 
 @pytest.mark.parametrize(("argv", "message"), [

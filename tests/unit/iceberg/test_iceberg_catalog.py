@@ -47,6 +47,23 @@ def test_no_secret_in_reprs_or_errors(tmp_path):
     assert SECRET not in str(failed.value)
 
 
+def test_no_glue_or_aws_client_credential_in_reprs_or_errors():
+    hidden = {"glue.access-key-id": "AKIA-GLUE-47", "glue.secret-access-key": SECRET,
+              "glue.session-token": f"token-{SECRET}", "client.access-key-id": "AKIA-CLIENT-47",
+              "client.secret-access-key": f"client-{SECRET}", "client.session-token": f"client-token-{SECRET}"}
+    shown = {"type": "glue", "glue.endpoint": "http://glue:5000", "glue.region": "eu-west-1",
+             "client.role-arn": "arn:aws:iam::123456789012:role/lake"}
+    catalog = IcebergCatalog(properties={**shown, **hidden, "glue.profile-name": "no-such-profile-47"})
+    assert hide_secrets(catalog.catalog_properties()) == {
+        **shown, **dict.fromkeys(hidden, "[hidden]"), "glue.profile-name": "no-such-profile-47"}
+    for text in (repr(catalog), str(catalog), repr(IcebergFormat(catalog))):
+        assert not [v for v in hidden.values() if v in text] and "http://glue:5000" in text
+    with pytest.raises(ConfigError) as failed:  # boto3 finds no such profile: the error names the catalog
+        catalog.open()
+    assert "no-such-profile-47" in str(failed.value)
+    assert not [v for v in hidden.values() if v in str(failed.value)], str(failed.value)
+
+
 def test_tables_of_one_new_namespace_created_side_by_side_all_exist(tmp_path):
     # A routed batch commits its tables in threads: their first commits race to create the namespace.
     from concurrent.futures import ThreadPoolExecutor
@@ -66,7 +83,6 @@ def test_tables_of_one_new_namespace_created_side_by_side_all_exist(tmp_path):
 
 
 @pytest.mark.parametrize("extra,message", [
-    ({"dead_letter": "/dl"}, "dead_letter: the Iceberg sink keeps no dead-letter table"),
     ({"log_dirs": "/kafka-logs"}, "log_dirs: .*Delta tables only"),
     ({"cdc": "upsert", "key_columns": ["id"]}, "cdc 'upsert': change streams are applied to Delta tables only"),
 ])
@@ -76,3 +92,18 @@ def test_options_the_iceberg_sink_does_not_serve_are_refused_by_name(tmp_path, e
     fmt = IcebergFormat(IcebergCatalog(warehouse=str(tmp_path)))
     with pytest.raises(ConfigError, match=message):
         fmt.check(None, LoadOptions(table="db.t", topics=["t"], **extra))
+
+
+def test_a_dead_letter_table_that_is_a_path_or_the_table_itself_is_refused(tmp_path):
+    import dataclasses
+
+    from kafka_spark.sink import LoadOptions
+
+    fmt = IcebergFormat(IcebergCatalog(warehouse=str(tmp_path)))
+    opts = LoadOptions(table="db.t", topics=["t"], value_schema="n INT")
+    for dead, message in [("db.t", "'db.t' is the table itself"), ("kafka_spark.db.t", "is the table itself"),
+                          (str(tmp_path / "bad"), "a table of its catalog, named namespace.table")]:
+        with pytest.raises(ConfigError, match=message):
+            fmt.check(None, dataclasses.replace(opts, dead_letter=dead))
+    with pytest.raises(ConfigError, match="needs value_schema"):
+        fmt.check(None, dataclasses.replace(opts, value_schema=None, dead_letter="db.bad"))
