@@ -6,8 +6,10 @@ widened where Iceberg's rules allow it: int → long, float → double, decimal(
 P' > P. Every existing field keeps its id, so the files written before read on (the new columns as nulls, the
 widened ones as the wider type). Both changes need `merge_schema` (or a registry format that follows its
 subject's new versions); without it they are refused as Delta's writer refuses a schema mismatch
-(SchemaMismatchError). A type the rows give narrower (long → int) or of another kind (string → int) is refused
-whatever the settings (IncompatibleTypeError). A column the rows lack is written as nulls.
+(SchemaMismatchError). A type the rows give narrower than the table's (int rows for a long column) changes
+nothing: the rows are written as the table's type, as Iceberg itself promotes them (and as Delta's writer casts
+them up). A type of another kind (string → int) is refused whatever the settings (IncompatibleTypeError). A column
+the rows lack is written as nulls.
 """
 
 from __future__ import annotations
@@ -38,13 +40,14 @@ class SchemaMismatchError(SinkError):
 
 
 class IncompatibleTypeError(SchemaMismatchError):
-    """A column's type in the rows is not the table's and Iceberg cannot widen the table's to it (narrower, or of
-    another kind): nothing was committed."""
+    """A column's type in the rows is of another kind than the table's (neither widens to the other): nothing was
+    committed."""
 
     def __init__(self, table: str, column: str, table_type: str, rows_type: str) -> None:
         super().__init__(
             f"{table}: column {column} is {table_type} in the table but {rows_type} in the rows; a table's column "
-            f"type only widens ({PROMOTIONS}), so the batch is refused and nothing was committed", table, [], [])
+            f"type only widens ({PROMOTIONS}) and narrower rows are written as the table's type, so the batch "
+            "is refused and nothing was committed", table, [], [])
         self.column = column
         self.table_type = table_type
         self.rows_type = rows_type
@@ -115,6 +118,8 @@ def _compare(path: str, have: IcebergType, given: IcebergType, changes: SchemaCh
         return
     elif have.is_primitive and given.is_primitive and widens(have, given):
         changes.widened.append(Widening(path, str(have), str(given)))
+    elif have.is_primitive and given.is_primitive and widens(given, have):
+        return  # the rows' values are written as the table's wider type
     else:
         raise IncompatibleTypeError(table, path, _shown(have), _shown(given))
 

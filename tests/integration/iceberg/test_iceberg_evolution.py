@@ -1,7 +1,8 @@
 """Iceberg tables whose rows change: columns added (a value schema's, a registry subject's next version, a
-nested field) keep every existing field id, types widen as Iceberg allows, narrowing or other changes are
-refused with nothing committed; and sort orders: new tables created with `sort_by`, every data file of both
-writers in the table's order. Read back by pyiceberg's own scan and the data files themselves."""
+nested field) keep every existing field id, types widen as Iceberg allows, narrower rows are written as the
+table's types, a type of another kind is refused with nothing committed; and sort orders: new tables created with
+`sort_by`, every data file of both writers in the table's order. Read back by pyiceberg's own scan and the data
+files themselves."""
 
 from __future__ import annotations
 
@@ -47,7 +48,8 @@ def file_rows(table) -> Iterator[tuple[Any, pa.Table]]:
             yield task.file, pq.read_table(f)
 
 
-def test_columns_added_keep_field_ids_a_type_widens_and_narrowing_is_refused(kafka, spark, producer, catalog):
+def test_columns_added_keep_field_ids_types_widen_narrower_rows_write_and_other_kinds_are_refused(kafka, spark,
+                                                                                                   producer, catalog):
     topic = new_topic(kafka, partitions=1)
     send(producer, topic, [{"n": i, "s": {"a": i}} for i in range(3)])
     base = LoadOptions(table="db.evolving", kafka={"bootstrap.servers": kafka.bootstrap}, topics=[topic],
@@ -83,14 +85,20 @@ def test_columns_added_keep_field_ids_a_type_widens_and_narrowing_is_refused(kaf
     for _, data in file_rows(table):
         assert data.column("n").to_pylist() == sorted(data.column("n").to_pylist(), reverse=True)
 
-    # a narrower type is refused whatever merge_schema says, naming the table, the column and both types
+    # narrower rows (INT for the long column, without the new columns) are written as the table's types
     send(producer, topic, [{"n": 7, "s": {"a": 7}}])
+    assert load(spark, base, catalog).rows == 1
+    assert ids(table.refresh().schema()) == after
+    rows = table.scan().to_arrow().to_pylist()
+    assert (6, 7, None, None) in [(r["offset"], r["n"], r["s"]["b"], r["tag"]) for r in rows]
+    # a type of another kind is refused whatever merge_schema says, naming the table, the column and both types
+    send(producer, topic, [{"n": "eight", "s": {"a": 8}}])
     with pytest.raises(IncompatibleTypeError) as refused:
-        load(spark, dataclasses.replace(base, merge_schema=True), catalog)
+        load(spark, dataclasses.replace(base, value_schema="n STRING, s STRUCT<a: INT>", merge_schema=True), catalog)
     error = refused.value
-    assert (error.table, error.column, error.table_type, error.rows_type) == ("db.evolving", "n", "long", "int")
-    assert committed_position("db.evolving", "default", catalog).batch == 1
-    assert len(table.refresh().snapshots()) == 2  # the second batch's schema change went in with its rows
+    assert (error.table, error.column, error.table_type, error.rows_type) == ("db.evolving", "n", "long", "string")
+    assert committed_position("db.evolving", "default", catalog).batch == 2
+    assert len(table.refresh().snapshots()) == 3  # the second batch's schema change went in with its rows
 
 
 def test_decimal_and_float_widen_and_an_other_type_commits_nothing(catalog):
