@@ -37,7 +37,9 @@ class DeltaFormat(TableFormat):
 
     def check(self, spark: Any, options: LoadOptions) -> None:
         if options.format.sort_by:
-            raise ConfigError(f"sort_by ({', '.join(options.format.sort_by)}): sort_by applies to Iceberg tables "
+            given = options.format.sort_by
+            shown = given if isinstance(given, str) else ", ".join(given)
+            raise ConfigError(f"sort_by ({shown}): sort_by applies to Iceberg tables "
                               "(their sort order); a Delta table's files keep the order of the rows, so sort them "
                               "in a transform, or cluster the table with Delta's own OPTIMIZE ... ZORDER BY")
         for entry in options.format.partition_by or ():

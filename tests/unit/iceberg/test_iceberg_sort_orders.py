@@ -140,6 +140,8 @@ def test_sort_by_is_refused_for_delta_tables():
 
     with pytest.raises(ConfigError, match=r"sort_by \(key\): sort_by applies to Iceberg tables"):
         DELTA.check(None, LoadOptions(table="/lake/t", topics=["t"], sort_by=["key"]))
+    with pytest.raises(ConfigError, match=r"sort_by \(key desc\): sort_by applies to Iceberg tables"):
+        DELTA.check(None, LoadOptions(table="/lake/t", topics=["t"], sort_by="key desc"))
 
 
 def test_sort_by_settings_flags_and_routing(tmp_path: Path):
