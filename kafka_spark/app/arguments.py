@@ -37,19 +37,7 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
     p.add_argument("--table-format", metavar="delta|iceberg",
                    help="the tables' format: delta (default) or iceberg (tables named namespace.table in an Iceberg "
                         "catalog, written through pyiceberg; the `iceberg` extra)")
-    p.add_argument("--iceberg-catalog", metavar="NAME",
-                   help="the Iceberg catalog's name (default kafka_spark); a catalog of pyiceberg's configuration "
-                        "(.pyiceberg.yaml, PYICEBERG_CATALOG__NAME__*) is used with its properties")
-    p.add_argument("--iceberg-catalog-uri", metavar="URI",
-                   help="the Iceberg catalog's uri (pyiceberg's `uri`: http(s):// for REST, thrift:// for Hive, a "
-                        "database URL for a SQL catalog)")
-    p.add_argument("--iceberg-warehouse", metavar="PATH|URI",
-                   help="the Iceberg catalog's warehouse (pyiceberg's `warehouse`); alone, a directory holding the "
-                        "embedded SQLite catalog and its tables")
-    p.add_argument("--iceberg-property", dest="iceberg_properties", action="append", default=[],
-                   metavar="KEY=VALUE",
-                   help="a pyiceberg catalog property (type, credential, s3.endpoint, ...), repeatable; credentials "
-                        "belong in --config's [iceberg] table or pyiceberg's configuration rather than here")
+    add_iceberg_catalog_options(p)
     add_sink_id_option(p, "names this pipeline's offsets in the table (default: default)")
     p.add_argument("--offset", metavar="WHERE",
                    help="where a table new to this sink starts: earliest (default), latest, or @TIME (epoch "
@@ -113,6 +101,23 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
     p.add_argument("--seed-records", metavar="N",
                    help=f"sample records to seed an empty local topic with (default {SAMPLE_RECORDS}; no broker only)")
 
+
+
+def add_iceberg_catalog_options(p: argparse.ArgumentParser) -> None:
+    """The flags that name an Iceberg catalog (--table-format iceberg, iceberg-offsets)."""
+    p.add_argument("--iceberg-catalog", metavar="NAME",
+                   help="the Iceberg catalog's name (default kafka_spark); a catalog of pyiceberg's configuration "
+                        "(.pyiceberg.yaml, PYICEBERG_CATALOG__NAME__*) is used with its properties")
+    p.add_argument("--iceberg-catalog-uri", metavar="URI",
+                   help="the Iceberg catalog's uri (pyiceberg's `uri`: http(s):// for REST, thrift:// for Hive, a "
+                        "database URL for a SQL catalog)")
+    p.add_argument("--iceberg-warehouse", metavar="PATH|URI",
+                   help="the Iceberg catalog's warehouse (pyiceberg's `warehouse`); alone, a directory holding the "
+                        "embedded SQLite catalog and its tables")
+    p.add_argument("--iceberg-property", dest="iceberg_properties", action="append", default=[],
+                   metavar="KEY=VALUE",
+                   help="a pyiceberg catalog property (type, credential, s3.endpoint, ...), repeatable; credentials "
+                        "belong in --config's [iceberg] table or pyiceberg's configuration rather than here")
 
 def add_load_arguments(p: argparse.ArgumentParser) -> None:
     add_common_arguments(p, "kafka-to-delta.toml",

@@ -270,6 +270,15 @@ class IcebergRun(RunFormat):
 
         return committed_position(table, sink_id, self.catalog)
 
+    def offsets_command(self, table: str, bootstrap: str) -> str | None:
+        # Only a catalog its flags name without credentials: the embedded one's warehouse, or a catalog of
+        # pyiceberg's own configuration by its name.
+        if self.catalog.uri is None and self.catalog.warehouse and not self.catalog.properties:
+            return f"kafka-spark iceberg-offsets {table} -b {bootstrap} --iceberg-warehouse {self.catalog.warehouse}"
+        if self.catalog.name != DEFAULT_NAME:
+            return f"kafka-spark iceberg-offsets {table} -b {bootstrap} --iceberg-catalog {self.catalog.name}"
+        return None
+
     def summary(self) -> dict[str, Any]:
         # The catalog's name only: its properties may hold credentials.
         return {"table_format": self.name, "catalog": self.catalog.name}

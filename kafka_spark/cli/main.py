@@ -11,6 +11,7 @@ from kafka_spark.cli import (
     delta_offsets_cmd,
     dump_log_cmd,
     groups_cmd,
+    iceberg_offsets_cmd,
     load_cmd,
     local_cmd,
     metadata_cmd,
@@ -23,7 +24,8 @@ from kafka_spark.cli import (
 from kafka_spark.errors import ConfigError, KafkaSparkError
 
 COMMANDS = (
-    local_cmd, metadata_cmd, offsets_cmd, groups_cmd, produce_cmd, consume_cmd, delta_offsets_cmd, dump_log_cmd,
+    local_cmd, metadata_cmd, offsets_cmd, groups_cmd, produce_cmd, consume_cmd, delta_offsets_cmd, iceberg_offsets_cmd,
+    dump_log_cmd,
     zk_cmd, load_cmd, stream_cmd, optimize_cmd,
 )
 

@@ -53,6 +53,19 @@ def test_load_lands_every_record_once_and_resumes_from_the_table(capsys, spark, 
 
     catalog = IcebergCatalog(warehouse=str(warehouse))
     produce(producer, topic, 30, start=150)
+    # `kafka-spark iceberg-offsets`: the table's committed offsets, and with a broker their lag (30 new records)
+    shown = ["iceberg-offsets", "db.events", "--iceberg-warehouse", str(warehouse)]
+    code, out, err = run(capsys, *shown, "--json")
+    assert code == 0, err
+    assert json.loads(out)["default"]["batch"] == 1
+    assert sum(json.loads(out)["default"]["offsets"][topic].values()) == 150
+    code, out, err = run(capsys, *shown, "-b", kafka.bootstrap)
+    assert code == 0, err
+    assert "sink default: batch 1, committed" in out and "total lag: 30 records" in out
+    code, out, err = run(capsys, *shown, "-b", kafka.bootstrap, "--sink-id", "other")
+    assert code == 2 and "sink 'other' has not committed to db.events (sinks: default)" in err
+    code, out, err = run(capsys, "iceberg-offsets", "db.nothing", "--iceberg-warehouse", str(warehouse))
+    assert code == 2 and "db.nothing: the Iceberg catalog 'kafka_spark' has no such table" in err
     code, out, err = run(capsys, *base, "--json")
     resumed = json.loads(out)
     assert (resumed["batch"], resumed["rows"]) == (2, 30)
@@ -88,6 +101,16 @@ def test_a_table_per_topic_by_template(capsys, spark, kafka, producer, tmp_path)
     assert "2 tables of sink 'bronze': 1 committed, 1 up to date" in out
     row = next(line.split() for line in out.splitlines() if line.strip().startswith(f"bronze.{topics[0]}"))
     assert row == [f"bronze.{topics[0]}", topics[0], "committed", "5", "2", "0"]  # rows, sequence number, lag
+
+    # every table of the template with its lag, as `kafka-spark iceberg-offsets --table-template` shows them
+    produce(producer, topics[1], 4, start=20)
+    code, out, err = run(capsys, "iceberg-offsets", "--table-template", "bronze.{topic}", "--topic", ",".join(topics),
+                         "--sink-id", "bronze", "--iceberg-warehouse", str(warehouse), "-b", kafka.bootstrap, "--json")
+    assert code == 0, err
+    shown = json.loads(out)
+    assert shown["total_lag"] == 4
+    assert {t["table"]: (t["topic"], t["total_lag"]) for t in shown["tables"]} == {
+        f"bronze.{topics[0]}": (topics[0], 0), f"bronze.{topics[1]}": (topics[1], 4)}
 
 
 def test_a_stream_of_a_few_micro_batches_then_a_load_continues_it(capsys, spark, kafka, producer, tmp_path):
