@@ -27,18 +27,31 @@ def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
 
 
 @pytest.fixture
-def connect_worker(kafka, tmp_path: Path) -> Iterator[Callable[[Mapping[str, Mapping[str, object]]], object]]:
+def connect_worker(kafka, tmp_path: Path) -> Iterator[Callable[..., object]]:
     """Starts a standalone Kafka Connect worker on the suite's broker with the given connectors (name ->
-    settings); every worker it started is stopped after the test."""
+    settings), and its converters and class path when they are not Kafka's JsonConverter on connect.xml's; every
+    worker it started is stopped after the test."""
     from harness.kafka_connect import KafkaConnect
 
     started: list[KafkaConnect] = []
 
-    def start(connectors: Mapping[str, Mapping[str, object]]) -> KafkaConnect:
-        worker = KafkaConnect(kafka.bootstrap, connectors, tmp_path / f"connect-{len(started)}")
+    def start(connectors: Mapping[str, Mapping[str, object]], converters: Mapping[str, object] | None = None,
+              classpath: str | None = None) -> KafkaConnect:
+        worker = KafkaConnect(kafka.bootstrap, connectors, tmp_path / f"connect-{len(started)}",
+                              converters=converters, classpath=classpath)
         started.append(worker)
         return worker.start()
 
     yield start
     for worker in started:
         worker.stop()
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """An Apicurio Registry, started but not waited for: it comes up while the broker and PostgreSQL do (`wait()`
+    before its first use)."""
+    from harness.apicurio import ApicurioRegistry
+
+    with ApicurioRegistry(tmp_path_factory.mktemp("apicurio")) as server:
+        yield server.begin()

@@ -90,16 +90,6 @@ def topic(table: str) -> str:
     return f"{PREFIX}.public.{table}"
 
 
-@pytest.fixture(scope="module")
-def registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """An Apicurio Registry, started but not waited for: it comes up while the broker and PostgreSQL do
-    (`avro_worker` waits for it)."""
-    from harness.apicurio import ApicurioRegistry
-
-    with ApicurioRegistry(tmp_path_factory.mktemp("apicurio")) as server:
-        yield server.begin()
-
-
 @pytest.fixture
 def avro_worker(kafka, postgres, registry, tmp_path: Path) -> Iterator[Any]:
     """A Connect worker running Debezium on `postgres`'s tables, keys and values in Avro through `registry`."""

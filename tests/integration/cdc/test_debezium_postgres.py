@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 from deltalake import DeltaTable
-from workload import KEYS, TABLES, TOPIC_PREFIX, Workload, delta_rows, postgres_columns, postgres_rows, topic
+from workload import KEYS, TABLES, TOPIC_PREFIX, Workload, delta_rows, postgres_columns, postgres_rows
 
 from kafka_spark.client import KafkaClient
 from kafka_spark.delta import committed_position, start_stream
@@ -40,15 +40,26 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark]
 KILLS = int(os.environ.get("KAFKA_SPARK_KILLS", "1"))
 STEPS_PER_KILL = 20
 SINK = "cdc"
-PATTERN = rf"^{TOPIC_PREFIX}\.public\."
+# The same through the schema registry with Avro (Apicurio's converter and registry) in the long schedule, its topics
+# under a prefix of their own on the suite's broker.
+LONG = pytest.mark.skipif(int(os.environ.get("KAFKA_SPARK_KILLS", "1")) <= 2, reason="long: KAFKA_SPARK_KILLS=10")
+PREFIXES = {"json": TOPIC_PREFIX, "avro": "dbserver2"}
+
+
+def topic(table: str, converter: str = "json") -> str:
+    return f"{PREFIXES[converter]}.public.{table}"
+
+
+def pattern(converter: str) -> str:
+    return rf"^{PREFIXES[converter]}\.public\."
 WRITERS = ("spark", "direct")
 
 
-def stream_argv(bootstrap: str, lake: Path, writer: str) -> list[str]:
+def stream_argv(bootstrap: str, lake: Path, writer: str, converter: str, decoding: list[str]) -> list[str]:
     """`kafka-spark stream` as a user runs it: every table of the database, a Delta table per topic."""
-    return [sys.executable, "-m", "kafka_spark.cli", "stream", "-b", bootstrap, "--pattern", PATTERN,
+    return [sys.executable, "-m", "kafka_spark.cli", "stream", "-b", bootstrap, "--pattern", pattern(converter),
             "--table-template", f"{lake}/{{topic}}", "--cdc", "debezium", "--cdc-metadata", "true",
-            "--sink-id", SINK, "--trigger", "1s", "--writer", writer, "--json"]
+            "--sink-id", SINK, "--trigger", "1s", "--writer", writer, "--json", *decoding]
 
 
 def run_killed(argv: list[str], log: Path, crash_at: str | None = None, kill_delay: float = 0.0,
@@ -127,17 +138,18 @@ def end_offsets(bootstrap: str, topics: list[str]) -> dict[str, dict[int, int]]:
     return out
 
 
-def wait_for_events(bootstrap: str, ticks: int, timeout: float = 120) -> dict[str, dict[int, int]]:
+def wait_for_events(bootstrap: str, ticks: int, converter: str = "json", timeout: float = 120
+                    ) -> dict[str, dict[int, int]]:
     """Wait until Kafka holds the change events of `ticks` rows of `ticks` (so of every earlier transaction too:
     Debezium sends them in commit order) and every topic's end stays put for a second (a record of another
     partition may be acknowledged a moment later); the ends."""
-    topics = [topic(t) for t in TABLES]
+    topics = [topic(t, converter) for t in TABLES]
     deadline = time.monotonic() + timeout
     while True:
         with contextlib.suppress(Exception):  # a topic not created yet
             ends = end_offsets(bootstrap, topics)
             # a worker that was killed may have sent a tick twice: more is fine, the last one is there
-            if sum(ends[topic("ticks")].values()) >= ticks:
+            if sum(ends[topic("ticks", converter)].values()) >= ticks:
                 time.sleep(1.0)
                 if end_offsets(bootstrap, topics) == ends:
                     return ends
@@ -145,21 +157,35 @@ def wait_for_events(bootstrap: str, ticks: int, timeout: float = 120) -> dict[st
         time.sleep(0.5)
 
 
+@pytest.mark.parametrize("converter", ["json", pytest.param("avro", marks=LONG)])
 def test_postgres_changes_through_debezium_reach_delta_exactly_through_sigkills(kafka, postgres, connect_worker,
-                                                                               spark, tmp_path):
+                                                                               spark, tmp_path, request, converter):
     from harness.kafka_connect import debezium_postgres
 
     workload = Workload(seed=20261150)
-    postgres.psql(workload.seed_sql())
+    # a database's tables, the same for each converter's run (Debezium's slots are their own)
+    postgres.psql("DROP TABLE IF EXISTS customers, orders, measurements, ticks;" + workload.seed_sql())
+    prefix = PREFIXES[converter]
     # `measurements` is truncated: one partition, where Debezium's truncate is ordered with its other changes.
-    connector = debezium_postgres(postgres, TOPIC_PREFIX, overrides={
+    connector = debezium_postgres(postgres, prefix, slot=f"debezium_{converter}", overrides={
         "topic.creation.default.partitions": 2,
         "topic.creation.groups": "truncated",
-        "topic.creation.truncated.include": rf"{TOPIC_PREFIX}\\.public\\.measurements",
+        "topic.creation.truncated.include": rf"{prefix}\\.public\\.measurements",
         "topic.creation.truncated.partitions": 1,
     })
-    worker = connect_worker({"inventory": connector})
-    wait_for_events(kafka.bootstrap, workload.ticks)  # the initial snapshot is in Kafka
+    decoding: dict[str, object] = {}
+    flags: list[str] = []
+    if converter == "avro":
+        from harness.apicurio import avro_converters, connect_classpath
+
+        registry = request.getfixturevalue("registry").wait()
+        worker = connect_worker({"inventory-avro": connector}, converters=avro_converters(registry.registry_url),
+                                classpath=connect_classpath())
+        decoding = {"value_format": "avro", "key_format": "avro", "schema_registry": {"url": registry.ccompat_url}}
+        flags = ["--value-format", "avro", "--key-format", "avro", "--schema-registry", registry.ccompat_url]
+    else:
+        worker = connect_worker({"inventory": connector})
+    wait_for_events(kafka.bootstrap, workload.ticks, converter)  # the initial snapshot is in Kafka
 
     lake = tmp_path / "lake"
     log = tmp_path / "stream.log"
@@ -172,7 +198,8 @@ def test_postgres_changes_through_debezium_reach_delta_exactly_through_sigkills(
             writer = WRITERS[attempt % len(WRITERS)]
             crash_at = "after-commit" if attempt == 0 else None
             delay = rng.uniform(0.5, 4.0)
-            code = run_killed(stream_argv(kafka.bootstrap, lake, writer), log, crash_at=crash_at, kill_delay=delay)
+            code = run_killed(stream_argv(kafka.bootstrap, lake, writer, converter, flags), log, crash_at=crash_at,
+                              kill_delay=delay)
             outcomes.append(f"{crash_at or f'kill@{delay:.1f}s'} ({writer}): {code}")
             assert code == -9, f"{outcomes}: the stream failed:\n{_tail(log)}"
             if attempt % 2 == 0:  # the worker dies too, while the database keeps changing
@@ -181,13 +208,13 @@ def test_postgres_changes_through_debezium_reach_delta_exactly_through_sigkills(
     worker.check_running()
     assert workload.email and workload.truncated, "the workload's schedule did not run"
     postgres.psql(workload.tick())
-    ends = wait_for_events(kafka.bootstrap, workload.ticks)
+    ends = wait_for_events(kafka.bootstrap, workload.ticks, converter)
 
     # The catch-up run, through the library in this process: from the last run's checkpoint and the tables to the end.
-    query = start_stream(spark, StreamOptions(kafka={"bootstrap.servers": kafka.bootstrap}, pattern=PATTERN,
+    query = start_stream(spark, StreamOptions(kafka={"bootstrap.servers": kafka.bootstrap}, pattern=pattern(converter),
                                               routing=Routing(template=f"{lake}/{{topic}}"), cdc="debezium",
                                               cdc_metadata=True, sink_id=SINK, writer="direct",
-                                              trigger="available-now"))
+                                              trigger="available-now", **decoding))
     try:
         assert query.awaitTermination(300), "the catch-up run did not finish"
     finally:
@@ -196,7 +223,7 @@ def test_postgres_changes_through_debezium_reach_delta_exactly_through_sigkills(
 
     engines: set[str] = set()
     for table in TABLES:
-        path = str(lake / topic(table))
+        path = str(lake / topic(table, converter))
         columns = postgres_columns(postgres, table)
         assert delta_rows(path, table, columns) == postgres_rows(postgres, table), (table, outcomes)
         delta = DeltaTable(path)
@@ -207,13 +234,13 @@ def test_postgres_changes_through_debezium_reach_delta_exactly_through_sigkills(
         # Exactly once: the table's last commit holds the topic's end, and its txn is that batch.
         position = committed_position(path, SINK)
         assert position is not None, table
-        assert {tp.partition: o for tp, o in position.offsets.items()} == ends[topic(table)], table
+        assert {tp.partition: o for tp, o in position.offsets.items()} == ends[topic(table, converter)], table
         assert delta.transaction_version(f"kafka-spark/{SINK}") == position.batch
         engines |= {c["engineInfo"].split("/")[0].split(":")[0] for c in delta.history() if c.get("userMetadata")}
     assert engines == {"Apache-Spark", "delta-rs"}, outcomes  # each writer continued the other's commits
 
     # Delta on Spark reads the same keys.
-    customers = spark.read.format("delta").load(str(lake / topic("customers")))
+    customers = spark.read.format("delta").load(str(lake / topic("customers", converter)))
     keys = KEYS["customers"]
     assert sorted(tuple(r) for r in customers.select(*keys).collect()) == \
         [tuple(r[k] for k in keys) for r in postgres_rows(postgres, "customers")]
