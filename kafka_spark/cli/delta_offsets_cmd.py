@@ -26,6 +26,7 @@ from kafka_spark.delta.position import committed_positions
 from kafka_spark.delta.sink import tables_lag
 from kafka_spark.delta.storage import environment_hadoop_conf
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.lag import only_sink
 from kafka_spark.sink.options import LoadOptions
 from kafka_spark.sink.table_files import local_path
 
@@ -97,13 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if has_cluster(props):
         lags = table_lag(location, props, args.sink_id)
         return print_lags(args.table, lags, args.json)
-    positions = committed_positions(location)
-    if args.sink_id is not None:
-        if args.sink_id not in positions:
-            known = ", ".join(sorted(positions)) or "none"
-            raise ConfigError(f"sink {args.sink_id!r} has not committed to {args.table} (sinks: {known})")
-        positions = {args.sink_id: positions[args.sink_id]}
-    return print_positions(args.table, positions, args.json)
+    return print_positions(args.table, only_sink(committed_positions(location), args.sink_id, args.table), args.json)
 
 
 def offsets_config(args: argparse.Namespace, table_format: str, command: str) -> AppConfig:

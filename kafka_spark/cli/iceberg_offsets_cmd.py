@@ -20,11 +20,10 @@ from kafka_spark.app.table_formats import iceberg_catalog, iceberg_overrides
 from kafka_spark.cli.delta_offsets_cmd import offsets_config, routed_options
 from kafka_spark.cli.metadata_cmd import add_client_args, client_props, has_cluster
 from kafka_spark.cli.positions_report import print_lags, print_positions, print_tables
-from kafka_spark.client.cluster import Cluster
 from kafka_spark.errors import ConfigError
 from kafka_spark.iceberg.catalog import IcebergCatalog
-from kafka_spark.iceberg.position import committed_positions
-from kafka_spark.sink.lag import sink_lag
+from kafka_spark.iceberg.position import table_positions
+from kafka_spark.sink.lag import only_sink, positions_lag
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,30 +68,16 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("give the table, or --table-template (a table per topic)")
     if args.topic or args.pattern:
         raise ConfigError("--topic and --pattern only with --table-template or --config")
-    catalog.identifier(args.table)  # a path names no Iceberg table
-    if not _exists(catalog, args.table):
-        raise ConfigError(f"{args.table}: the Iceberg catalog {catalog.name!r} has no such table")
-    positions = committed_positions(args.table, catalog)
-    if args.sink_id is not None:
-        if args.sink_id not in positions:
-            known = ", ".join(sorted(positions)) or "none"
-            raise ConfigError(f"sink {args.sink_id!r} has not committed to {args.table} (sinks: {known})")
-        positions = {args.sink_id: positions[args.sink_id]}
-    if has_cluster(props):
-        with Cluster(props) as cluster:
-            return print_lags(args.table, {sid: sink_lag(cluster, c) for sid, c in sorted(positions.items())},
-                              args.json)
-    return print_positions(args.table, positions, args.json)
-
-
-def _exists(catalog: IcebergCatalog, table: str) -> bool:
     from pyiceberg.exceptions import NoSuchTableError
 
     try:
-        catalog.open().load_table(catalog.identifier(table))
+        table = catalog.open().load_table(catalog.identifier(args.table))  # a path names no Iceberg table
     except NoSuchTableError:
-        return False
-    return True
+        raise ConfigError(f"{args.table}: the Iceberg catalog {catalog.name!r} has no such table") from None
+    positions = only_sink(table_positions(table), args.sink_id, args.table)
+    if has_cluster(props):
+        return print_lags(args.table, positions_lag(positions, props), args.json)
+    return print_positions(args.table, positions, args.json)
 
 
 def _routed(args: argparse.Namespace, config: AppConfig, catalog: IcebergCatalog) -> int:

@@ -6,12 +6,10 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.config import ClientConfig
 from kafka_spark.delta.location import TableLocation
 from kafka_spark.delta.position import committed_positions
-from kafka_spark.errors import ConfigError
-from kafka_spark.sink.lag import SinkLag, sink_lag
+from kafka_spark.sink.lag import SinkLag, only_sink, positions_lag
 
 
 def table_lag(table: str | os.PathLike[str] | TableLocation, kafka_config: ClientConfig | Mapping[str, Any],
@@ -20,13 +18,4 @@ def table_lag(table: str | os.PathLike[str] | TableLocation, kafka_config: Clien
 
     `table` and `conf` (how to reach its store) are as in `committed_positions`.
     """
-    positions = committed_positions(table, conf)
-    if sink_id is not None:
-        if sink_id not in positions:
-            known = ", ".join(sorted(positions)) or "none"
-            raise ConfigError(f"sink {sink_id!r} has not committed to {table} (sinks: {known})")
-        positions = {sink_id: positions[sink_id]}
-    if not positions:
-        return {}
-    with Cluster(kafka_config) as cluster:
-        return {sid: sink_lag(cluster, commit) for sid, commit in sorted(positions.items())}
+    return positions_lag(only_sink(committed_positions(table, conf), sink_id, table), kafka_config)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from kafka_spark.iceberg.sort_orders import sorted_rows
 from kafka_spark.sink.parquet.file_pool import FilePool, PooledFile
 from kafka_spark.sink.parquet.files import MAX_OPEN_FILES, ROW_GROUP_BYTES
 
@@ -200,8 +201,6 @@ class DataFileWriter(FilePool[_File]):
         return _File(directory, path, sink, writer, values)
 
     def _write_row_group(self, file: _File) -> None:
-        from kafka_spark.iceberg.sort_orders import sorted_rows
-
         table = sorted_rows(pa.Table.from_batches(file.pending), self.sort_order, self.file_schema)
         if not table.schema.equals(file.writer.schema, check_metadata=True):
             table = table.cast(file.writer.schema)  # a later batch's string columns as large ones, or back

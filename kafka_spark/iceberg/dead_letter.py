@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from kafka_spark.errors import ConfigError
 from kafka_spark.iceberg.batch_append import ATTEMPTS, no_retries, open_table, wait_to_retry
 from kafka_spark.iceberg.batch_rows import in_utc
-from kafka_spark.iceberg.catalog import IcebergCatalog, optional_schema
+from kafka_spark.iceberg.catalog import IcebergCatalog
+from kafka_spark.iceberg.evolution import evolve
 from kafka_spark.iceberg.position import IcebergLocation, ancestry
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.dead_letters import DeadLetterValues, repair_needed, write_again
@@ -83,17 +84,16 @@ class IcebergDeadLetters(DeadLetterValues):
 
 def written_batch(table: Table, sink_id: str) -> int | None:
     """The sink's last batch whose dead letters `table` holds, None for none."""
-    snapshots, _ = ancestry(table)
+    snapshots, whole = ancestry(table)
     key = DEAD_LETTERS_PREFIX + sink_id
     for snapshot in snapshots:
         text = (snapshot.summary.additional_properties if snapshot.summary is not None else {}).get(key)
         if text is not None:
             return SinkCommit.from_json(text, f"{'.'.join(table.name())} snapshot {snapshot.snapshot_id}").batch
-    if not snapshots:
-        return None
-    # No snapshot left names the sink (none ever did, or expiry took them; pyiceberg's expiry also clears the
-    # parent of the oldest snapshot kept, so a cut ancestry cannot be told): the rows say which batches they
-    # came from. A sink id is letters, digits, '.', '_' and '-', so it quotes as it is.
+    if whole:
+        return None  # no snapshot ever named the sink
+    # Expiry took the snapshots that named the sink: the rows say which batches they came from. A sink id is
+    # letters, digits, '.', '_' and '-', so it quotes as it is.
     batches = table.scan(row_filter=f"sink == '{sink_id}'", selected_fields=("batch",)).to_arrow()["batch"]
     return max(batches.to_pylist(), default=None)
 
@@ -112,8 +112,7 @@ def append_letters(location: IcebergLocation, rows: pa.Table, commit: SinkCommit
             return False
         try:
             txn = no_retries(table).transaction()
-            with txn.update_schema() as update:
-                update.union_by_name(optional_schema(rows.schema))
+            evolve(txn, rows.schema, True, str(location))  # a `headers` column once the source reads them
             txn.append(rows, snapshot_properties={DEAD_LETTERS_PREFIX + commit.sink_id: commit.to_json()})
             crash_point("before-dead-letters-commit")
             txn.commit_transaction()

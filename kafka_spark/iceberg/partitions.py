@@ -222,12 +222,23 @@ def check_table_spec(spec: PartitionSpec, schema: Schema, partition_by: Sequence
 def require_transforms(spec: PartitionSpec, table: str) -> None:
     """ConfigError when `spec` has a transform pyiceberg computes with `pyiceberg-core` and it is missing (the
     writers would fail on the first rows)."""
+    needs = [f.name for f in spec.fields if needs_core(f.transform)]
+    require_core(needs, f"the partition transforms of {', '.join(needs)}", table)
+
+
+def needs_core(transform: Any) -> bool:
+    """Whether pyiceberg computes `transform` of Arrow columns with `pyiceberg-core` (all but identity and void)."""
     from pyiceberg.transforms import IdentityTransform, VoidTransform
 
-    needs = [f.name for f in spec.fields if not isinstance(f.transform, (IdentityTransform, VoidTransform))]
+    return not isinstance(transform, (IdentityTransform, VoidTransform))
+
+
+def require_core(needs: Sequence[str], what: str, table: str) -> None:
+    """ConfigError naming `what` of `table` when `needs` (its transforms) is not empty and `pyiceberg-core` is
+    missing."""
     if needs and not core_installed():
-        raise ConfigError(f"{table}: pyiceberg computes the partition transforms of {', '.join(needs)} with the "
-                          "pyiceberg-core package, which is not installed: pip install 'pyiceberg[pyiceberg-core]'")
+        raise ConfigError(f"{table}: pyiceberg computes {what} with the pyiceberg-core package, which is not "
+                          "installed: pip install 'pyiceberg[pyiceberg-core]'")
 
 
 def core_installed() -> bool:

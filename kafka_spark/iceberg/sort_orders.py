@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.errors import ConfigError
-from kafka_spark.iceberg.partitions import PartitionEntry, core_installed, parse_entry, spell_transform
+from kafka_spark.iceberg.partitions import PartitionEntry, needs_core, parse_entry, require_core, spell_transform
 
 if TYPE_CHECKING:
     from pyiceberg.schema import Schema
@@ -128,12 +128,8 @@ def check_table_order(order: SortOrder, schema: Schema, sort_by: Sequence[str], 
 
 def require_sort_transforms(order: SortOrder, table: str) -> None:
     """ConfigError when `order` sorts by a transform pyiceberg computes with `pyiceberg-core` and it is missing."""
-    from pyiceberg.transforms import IdentityTransform, VoidTransform
-
-    needs = [str(f.transform) for f in order.fields if not isinstance(f.transform, (IdentityTransform, VoidTransform))]
-    if needs and not core_installed():
-        raise ConfigError(f"{table}: pyiceberg computes the sort order's transforms ({', '.join(needs)}) with the "
-                          "pyiceberg-core package, which is not installed: pip install 'pyiceberg[pyiceberg-core]'")
+    needs = [str(f.transform) for f in order.fields if needs_core(f.transform)]
+    require_core(needs, f"the sort order's transforms ({', '.join(needs)})", table)
 
 
 def sorted_rows(rows: Any, order: SortOrder | None, schema: Schema) -> Any:

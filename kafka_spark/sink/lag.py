@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,6 +11,7 @@ from kafka_spark.client.cluster import Cluster
 from kafka_spark.client.errors import UnknownTopicError
 from kafka_spark.client.fetch.offsets import earliest_offsets, latest_offsets
 from kafka_spark.client.metadata import TopicPartition
+from kafka_spark.errors import ConfigError
 from kafka_spark.offsets.resolve import resolve_partitions
 from kafka_spark.sink.options import LoadOptions
 from kafka_spark.sink.position import SinkCommit
@@ -68,6 +70,25 @@ def sink_lag(cluster: Cluster, commit: SinkCommit) -> SinkLag:
                    freshness_ms=commit.freshness_ms,
                    committed=committed, latest=latest, lag=lag, new_partitions=tuple(new),
                    missing_topics=tuple(missing))
+
+
+def only_sink(positions: dict[str, SinkCommit], sink_id: str | None, table: object) -> dict[str, SinkCommit]:
+    """`positions` (a table's, by sink id), or only `sink_id`'s; ConfigError naming the table's sinks when it has
+    not committed there."""
+    if sink_id is None:
+        return positions
+    if sink_id not in positions:
+        known = ", ".join(sorted(positions)) or "none"
+        raise ConfigError(f"sink {sink_id!r} has not committed to {table} (sinks: {known})")
+    return {sink_id: positions[sink_id]}
+
+
+def positions_lag(positions: Mapping[str, SinkCommit], kafka_config: Any) -> dict[str, SinkLag]:
+    """The lag of each committed position (a table's sinks), by sink id, asking the brokers of `kafka_config`."""
+    if not positions:
+        return {}
+    with Cluster(kafka_config) as cluster:
+        return {sid: sink_lag(cluster, commit) for sid, commit in sorted(positions.items())}
 
 
 def tables_lag(options: LoadOptions, table_format: TableFormat, conf: Any = None) -> dict[str, SinkLag | None]:
