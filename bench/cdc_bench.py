@@ -225,12 +225,13 @@ def check_table(spark: Any, table: str, data: Changes) -> dict[str, Any]:
     return seen
 
 
-def _progress(query: Any) -> dict[int, tuple[int, float]]:
-    """Spark's record of each micro-batch that read records: (records, triggerExecution seconds) by batch id."""
+def _progress(query: Any, everyone: bool = False) -> dict[int, tuple[int, float]]:
+    """Spark's record of each micro-batch that read records (`everyone`: of each micro-batch that ran):
+    (records, triggerExecution seconds) by batch id."""
     out = {}
     for progress in query.recentProgress:
         p = json.loads(progress.json)
-        if p.get("numInputRows"):
+        if p.get("numInputRows") or (everyone and p.get("batchId") is not None and "addBatch" in p["durationMs"]):
             out[int(p["batchId"])] = (int(p["numInputRows"]), p["durationMs"]["triggerExecution"] / 1000)
     return out
 
@@ -321,12 +322,14 @@ class Runner:
             max_offsets_per_trigger=batch, on_commit=lambda b, r: results.__setitem__(b, r)))
         _finish(query, f"ours ({writer})")
         seconds = time.perf_counter() - started
-        progress = _progress(query)
-        uncommitted = sorted(set(progress) - set(results))
+        # Our sink reads a micro-batch's records itself where its writer can (Spark's numInputRows is then 0): a
+        # batch's records are those its commit applied.
+        progress = _progress(query, everyone=True)
+        uncommitted = sorted(b for b, (n, _) in progress.items() if n and b not in results)
         if uncommitted:
             raise RuntimeError(f"ours ({writer}): micro-batches {uncommitted} read records but committed nothing")
-        batches = [Batch(b, n, trigger, results[b].seconds, results[b].writer)
-                   for b, (n, trigger) in sorted(progress.items())]
+        batches = [Batch(b, results[b].rows, trigger, results[b].seconds, results[b].writer)
+                   for b, (_, trigger) in sorted(progress.items()) if b in results and results[b].rows]
         return Run(seconds, sum(b.records for b in batches), batches)
 
 

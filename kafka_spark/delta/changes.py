@@ -40,6 +40,7 @@ from kafka_spark.sink.checked_values import DECODE_ERRORS, RAW_COLUMNS
 from kafka_spark.sink.errors import ChangeEventError
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame
     from pyspark.sql.types import DataType, StructType
 
@@ -60,7 +61,7 @@ class BatchChanges:
     truncates the table, and how many change records it read. With `soft_delete` a delete marks its row
     (`marks`: the columns it sets) rather than removing it."""
 
-    rows: DataFrame
+    rows: DataFrame | None  # None when the read tasks found them (`arrow`)
     keys: tuple[str, ...]
     columns: tuple[str, ...]
     truncated: bool
@@ -74,6 +75,23 @@ class BatchChanges:
     dead_letters: int = 0
     # With a history table: every change of the batch that has a key (and every truncate), in Kafka order.
     history: DataFrame | None = None
+    # The same rows as Arrow, when the read tasks found them (delta/task_changes.py): no DataFrame then.
+    arrow: pa.Table | None = None
+
+    def to_arrow(self) -> pa.Table:
+        """`rows` as Arrow."""
+        if self.arrow is not None:
+            return self.arrow
+        assert self.rows is not None
+        return self.rows.toArrow()
+
+    def left_arrow(self) -> pa.Table:
+        """`left()` as Arrow."""
+        if self.arrow is None:
+            return self.left().toArrow()
+        import pyarrow.compute as pc
+
+        return self.arrow.filter(pc.invert(self.arrow.column(DELETED))).drop_columns([DELETED])
 
     def release(self) -> None:
         """Drop the cached parse (after the commit)."""
@@ -99,6 +117,7 @@ class BatchChanges:
 
     def left(self) -> DataFrame:
         """The rows the batch leaves (its deletes dropped): a table's first commit, made by an append."""
+        assert self.rows is not None
         return self.rows.where(f"NOT `{DELETED}`").drop(DELETED)
 
 
@@ -283,7 +302,7 @@ def declared_types(schema: StructType, capture: ChangeCapture) -> dict[str, Data
             continue
         struct: DataType | None = schema[column].dataType
         if column == "value" and capture.debezium:
-            struct = _field_type(struct, "after") if isinstance(struct, StructType) else None
+            struct = field_type(struct, "after") if isinstance(struct, StructType) else None
         if isinstance(struct, StructType):
             found.update({f.name: f.dataType for f in struct.fields if isinstance(f.dataType, DecimalType)})
     return found
@@ -309,15 +328,15 @@ def _changes(records: DataFrame, capture: ChangeCapture, table_schema: StructTyp
     if summary["bad"] is not None and not keep_bad:
         first = summary["bad"]
         raise _record_error(first["topic"], first["partition"], first["offset"], first["_bad"])
-    known = {**(declared or {}), **_known_types(table_schema, value_schema)}
+    known = {**(declared or {}), **known_types(table_schema, value_schema)}
     inferred_rows = _struct(summary["rows"])
     keys = capture.key_columns or tuple(f.name for f in _struct(summary["keys"]).fields)
     if not keys and summary["records"]:
         raise ConfigError("cdc: the record keys are not JSON objects, so they name no key columns; give "
                           "key_columns (--key-columns)")
     inferred_keys = {f.name: f.dataType for f in _struct(summary["keys"]).fields}
-    key_types = {k: _first_type(known.get(k), inferred_keys.get(k), _field_type(inferred_rows, k)) for k in keys}
-    data = _data_columns(keys, inferred_rows, known, table_schema)
+    key_types = {k: first_type(known.get(k), inferred_keys.get(k), field_type(inferred_rows, k)) for k in keys}
+    data = data_columns(keys, inferred_rows, known, table_schema)
     truncates: dict[int, int] = {}
     for t in summary["t"]:
         truncates[t["partition"]] = max(t["offset"], truncates.get(t["partition"], -1))
@@ -401,7 +420,7 @@ def _record_error(topic: str, partition: int, offset: int, reason: str) -> Chang
         topic, partition, offset, reason)
 
 
-def _first_type(*kinds: DataType | None) -> DataType:
+def first_type(*kinds: DataType | None) -> DataType:
     """The first of `kinds` that is a type of values (STRING when none is)."""
     from pyspark.sql.types import NullType, StringType
 
@@ -443,17 +462,17 @@ def _stable(kind: DataType) -> DataType | None:
     return kind
 
 
-def _known_types(table_schema: StructType | None, value_schema: StructType | None) -> dict[str, DataType]:
+def known_types(table_schema: StructType | None, value_schema: StructType | None) -> dict[str, DataType]:
     known = {f.name: f.dataType for f in (table_schema.fields if table_schema is not None else [])}
     known.update({f.name: f.dataType for f in (value_schema.fields if value_schema is not None else [])})
     return known
 
 
-def _field_type(struct: StructType, name: str) -> DataType | None:
+def field_type(struct: StructType, name: str) -> DataType | None:
     return next((f.dataType for f in struct.fields if f.name == name), None)
 
 
-def _data_columns(keys: Sequence[str], inferred: StructType, known: dict[str, DataType],
+def data_columns(keys: Sequence[str], inferred: StructType, known: dict[str, DataType],
                   table_schema: StructType | None) -> list[tuple[str, Any]]:
     """The non-key columns the batch's rows set, with their types: the table's columns first, in its order. A
     field that was null in every row and has no known type is left out (no column can be made of it yet)."""

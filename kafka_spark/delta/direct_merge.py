@@ -50,7 +50,7 @@ def merge_changes(changes: BatchChanges, location: TableLocation, commit: SinkCo
             return
         c = merge_clauses(changes, _quoted)
         version = table.version()
-        merge = table.merge(source=changes.rows.toArrow(), predicate=c.on, source_alias="s", target_alias="t",
+        merge = table.merge(source=changes.to_arrow(), predicate=c.on, source_alias="s", target_alias="t",
                             merge_schema=True, commit_properties=properties)
         if c.marks is not None:
             merge = merge.when_matched_update(updates=c.marks, predicate=c.delete_when)
@@ -78,7 +78,7 @@ def append_changes(changes: BatchChanges, location: TableLocation, partition_by:
     from deltalake import write_deltalake
     from deltalake.exceptions import CommitFailedError
 
-    rows = changes.left().toArrow()
+    rows = changes.left_arrow()
     try:
         write_deltalake(location.delta_rs_uri or location.path, rows, mode="error",
                         partition_by=list(partition_by) or None,

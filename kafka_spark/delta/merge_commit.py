@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kafka_spark.client.metadata import TopicPartition
 from kafka_spark.delta.catalog import create_catalog_table
@@ -29,17 +30,21 @@ from kafka_spark.delta.direct_merge import table_schema as table_schema_of
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.position import write_pending
 from kafka_spark.delta.spark_commit import is_conflict, save_to, settled
+from kafka_spark.delta.task_changes import task_changes
 from kafka_spark.delta.txn_append import append_batch_rows
 from kafka_spark.sink.change_capture import ChangeCapture
 from kafka_spark.sink.checked_values import DECODE_ERRORS, RAW_COLUMNS
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.errors import ConcurrentWriterError
-from kafka_spark.sink.freshness import ObservedFreshness
+from kafka_spark.sink.freshness import Freshness, ObservedFreshness
 from kafka_spark.sink.options import SinkTarget, ValueParsing, WriteFormat
 from kafka_spark.sink.position import SinkCommit, app_id
 from kafka_spark.sink.progress import Progress
 from kafka_spark.sink.results import LoadResult
 from kafka_spark.spark.versions import require_delta_spark
+
+if TYPE_CHECKING:
+    from kafka_spark.sink.read_plan import PlanReader
 
 log = logging.getLogger(__name__)
 
@@ -53,23 +58,13 @@ KAFKA_COLUMNS = ("topic", "partition", "offset", "timestamp", "key", "value")
 
 def merge_commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, capture: ChangeCapture, df,
                  commit: SinkCommit, label: str, location: TableLocation | None = None,
-                 direct: bool = False) -> LoadResult:
+                 direct: bool = False, read: PlanReader | None = None) -> LoadResult:
     """Apply the batch's changes (`df`: its records, Spark's Kafka columns) with `commit`, in one Delta commit:
-    Spark's MERGE, or with `direct` delta-rs's (a path table; delta/direct_merge.py)."""
+    Spark's MERGE, or with `direct` delta-rs's (a path table; delta/direct_merge.py). With `read` (the batch
+    plan's reader; `df` None reads it) the read tasks find the last change per key (delta/task_changes.py),
+    unless the batch needs the SQL parse."""
     if not direct:
         require_delta_spark(f"{target.table} {label}: change data capture (Delta's MERGE on Spark)", spark)
-    # Read from Kafka once: batch_changes caches the records' parse. Their timestamps are observed by the first
-    # job over them (the batch's summary), not a job of their own.
-    # a registry format's decode errors and bytes go along: a record that did not decode is the batch's error (or
-    # dead letter), not a delete
-    extra = (c for c in (*DECODE_ERRORS, *RAW_COLUMNS.values()) if c in df.columns)
-    observed = ObservedFreshness(df.select(*KAFKA_COLUMNS, *extra))
-    return _commit(spark, target, fmt, parsing, capture, observed, commit, label, location, direct)
-
-
-def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, capture: ChangeCapture,
-            observed: ObservedFreshness, commit: SinkCommit, label: str, location: TableLocation | None,
-            direct: bool) -> LoadResult:
     location = location or locate(target.table, spark)
     exists = location is not None and location.state().refresh() is not None
     table_schema = None
@@ -80,12 +75,43 @@ def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, 
         from kafka_spark.sink.value_schema import value_struct
 
         value_schema = value_struct(spark, parsing.value_schema)
+    reason = None  # why the read tasks did not find the changes (they were asked to)
+    if read is not None and capture.history is None:
+        found = task_changes(read, capture, table_schema, value_schema)
+        if not isinstance(found, str):
+            fresh = found.freshness
+            if not direct:  # Spark's MERGE takes them as a DataFrame
+                found.changes.rows = spark.createDataFrame(found.changes.to_arrow())
+            return _commit(spark, target, fmt, parsing, capture, found.changes, lambda: fresh, commit, label,
+                           location, direct, exists, table_schema)
+        reason = f"its changes were parsed in Spark SQL: the read tasks met {found}"
+        log.info("%s %s: %s", target.table, label, reason)
+    if df is None:
+        assert read is not None
+        df = read(None)
+    # Read from Kafka once: batch_changes caches the records' parse. Their timestamps are observed by the first
+    # job over them (the batch's summary), not a job of their own.
+    # a registry format's decode errors and bytes go along: a record that did not decode is the batch's error (or
+    # dead letter), not a delete
+    extra = (c for c in (*DECODE_ERRORS, *RAW_COLUMNS.values()) if c in df.columns)
+    observed = ObservedFreshness(df.select(*KAFKA_COLUMNS, *extra))
     changes = batch_changes(observed.df, capture, table_schema, value_schema, keep_bad=bool(parsing.dead_letter))
+    result = _commit(spark, target, fmt, parsing, capture, changes, observed.freshness, commit, label, location,
+                     direct, exists, table_schema)
+    if reason is not None:
+        result.writer, result.writer_reason = "direct" if direct else "spark", reason
+    return result
+
+
+def _commit(spark, target: SinkTarget, fmt: WriteFormat, parsing: ValueParsing, capture: ChangeCapture,
+            changes: BatchChanges, freshness: Callable[[], Freshness | None], commit: SinkCommit, label: str,
+            location: TableLocation | None, direct: bool, exists: bool, table_schema: Any) -> LoadResult:
     history = capture.history  # rendered for this table by the caller
     try:
         if changes.dead_letters or history:
             commit = _repairable(changes, commit, history is not None)
-        result = _apply(spark, target, fmt, changes, observed, commit, label, location, direct, exists, table_schema)
+        result = _apply(spark, target, fmt, changes, freshness, commit, label, location, direct, exists,
+                        table_schema)
         if result.dead_letters:
             crash_point("before-dead-letters")
             assert parsing.dead_letter is not None
@@ -112,7 +138,8 @@ def _repairable(changes: BatchChanges, commit: SinkCommit, history: bool) -> Sin
     return dataclasses.replace(commit, start_offsets=start, dead_letters=changes.dead_letters, history=history)
 
 
-def _apply(spark, target: SinkTarget, fmt: WriteFormat, changes: BatchChanges, observed: ObservedFreshness,
+def _apply(spark, target: SinkTarget, fmt: WriteFormat, changes: BatchChanges,
+           freshness: Callable[[], Freshness | None],
            commit: SinkCommit, label: str, location: TableLocation | None, direct: bool, exists: bool,
            table_schema: Any) -> LoadResult:
     sink_id = target.sink_id
@@ -121,12 +148,13 @@ def _apply(spark, target: SinkTarget, fmt: WriteFormat, changes: BatchChanges, o
         log.info("%s %s: no change yet; the table is created by the first one", target.table, label)
         return LoadResult("up-to-date", sink_id, None, offsets=dict(commit.start_offsets), run_id=commit.run_id)
     if location is None:  # a catalog table not created yet: created empty, then merged into
+        assert changes.rows is not None  # a catalog table is written by Spark's MERGE
         schema = changes.rows.drop(DELETED).schema
         location = path_location(create_catalog_table(spark, target.table, schema, fmt.partition_by), spark,
                                  name=target.table)
         exists = True
     # As the direct writer's appends: how old the records are as the commit is made, in its metadata.
-    fresh = observed.freshness() if changes.records else None
+    fresh = freshness() if changes.records else None
     if fresh is not None:
         commit = dataclasses.replace(commit, freshness_ms=fresh.summary())
     write_pending(location, commit)
@@ -191,6 +219,7 @@ def _merge(spark, changes: BatchChanges, location: TableLocation, commit: SinkCo
         save_to(empty.write.format("delta").mode("append"), location)
         return
     c = merge_clauses(changes, _quoted)
+    assert changes.rows is not None
     merge = _delta_table(session, location).alias("t").merge(changes.rows.alias("s"), c.on)
     if c.marks is not None:
         merge = merge.whenMatchedUpdate(condition=c.delete_when, set=c.marks)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, MutableMapping
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from kafka_spark.delta.direct_commit import (
@@ -28,6 +29,7 @@ from kafka_spark.delta.merge_commit import merge_commit
 from kafka_spark.delta.spark_commit import write_commit
 from kafka_spark.delta.writer_choice import NEW_CATALOG_TABLE, WriterChoice, choose_writer
 from kafka_spark.errors import ConfigError
+from kafka_spark.sink.read_plan import read_plan
 from kafka_spark.sink.table_format import TableWrites
 
 if TYPE_CHECKING:
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from kafka_spark.sink.options import KafkaSource
     from kafka_spark.sink.plan import BatchPlan
     from kafka_spark.sink.position import SinkCommit
+    from kafka_spark.sink.read_plan import PlanReader
     from kafka_spark.sink.results import LoadResult
     from kafka_spark.sink.routed import RoutedTable
 
@@ -72,7 +75,7 @@ class RoutedWrites(TableWrites):
         """Whether the table's rows are read from Kafka by its writer (direct, or decoded), not taken from
         the batch's rows."""
         choice = self.choices.get(routed.table)
-        return routed.decoded or (choice is not None and choice.target is not None)
+        return routed.decoded or (choice is not None and (choice.target is not None or _task_changes(routed, choice)))
 
     def add(self, routed: RoutedTable, plan: BatchPlan, commit: SinkCommit) -> None:
         """The table's batch (`plan`, `commit`); a direct job starts here (its pending record)."""
@@ -91,7 +94,8 @@ class RoutedWrites(TableWrites):
     def spark_rows(self, routed: RoutedTable) -> bool:
         """Whether the table's rows go through Spark's writer (so a shared Spark read serves them)."""
         choice = self.choices.get(routed.table)
-        return routed.table not in self._errors and choice is not None and choice.target is None
+        return (routed.table not in self._errors and choice is not None and choice.target is None
+                and not _task_changes(routed, choice))
 
     def write_files(self) -> None:
         """Write the files of every direct job in one read; a failed read fails each of those tables."""
@@ -125,6 +129,12 @@ class RoutedWrites(TableWrites):
                                               label)
             elif choice.target is not None:
                 result = write_direct(self.spark, routed.options, plan, commit, choice.target)
+            elif _task_changes(routed, choice) and plan.reading:
+                # the read tasks find the batch's last change per key; the SQL parse reads the plan again if
+                # they cannot (delta/task_changes.py)
+                read = partial(read_plan, self.spark, routed.options.source, plan)
+                result = commit_table(self.spark, routed, None, commit, label, location, progress,
+                                      choice.writer, read=read)
             else:
                 result = commit_table(self.spark, routed, rows(), commit, label, location, progress, choice.writer)
         except Exception:
@@ -138,6 +148,11 @@ class RoutedWrites(TableWrites):
         return result
 
 
+def _task_changes(routed: RoutedTable, choice: WriterChoice) -> bool:
+    """Whether a change stream's table is merged from its read tasks' last changes (raw records)."""
+    return routed.options.changes is not None and not routed.decoded
+
+
 def _split_choice(routed: RoutedTable) -> WriterChoice | None:
     """Spark's writer for a split table (its rows are selected in Spark SQL); None for any other table."""
     if routed.route is None or routed.route.split is None:
@@ -149,9 +164,11 @@ def _split_choice(routed: RoutedTable) -> WriterChoice | None:
 
 
 def commit_table(spark, routed: RoutedTable, df, commit: SinkCommit, label: str,
-                 location: TableLocation | None, progress: bool = True, writer: str = "spark") -> LoadResult:
+                 location: TableLocation | None, progress: bool = True, writer: str = "spark",
+                 read: PlanReader | None = None) -> LoadResult:
     """Commit `df` (the table's rows, transformed by its settings) and `commit` to the table in one Delta commit
-    (`progress=False`: without the table's own progress line, when the batch shows one for all)."""
+    (`progress=False`: without the table's own progress line, when the batch shows one for all; `read`: the
+    plan's reader, for a change stream's read tasks to find its changes)."""
     opts = routed.options
     fmt = opts.format if progress else dataclasses.replace(opts.format, progress=False)
     changes = opts.changes
@@ -159,7 +176,7 @@ def commit_table(spark, routed: RoutedTable, df, commit: SinkCommit, label: str,
         one = routed.topics[0] if len(routed.topics) == 1 else None
         changes = dataclasses.replace(changes, history=changes.history_table(one))
         result = merge_commit(spark, opts.target, fmt, opts.parsing, changes, df, commit, label, location,
-                              direct=writer == "direct")
+                              direct=writer == "direct", read=read)
     else:
         result = write_commit(spark, opts.target, fmt, opts.parsing, df, commit, label, location)
     result.table, result.topic = routed.table, routed.topic

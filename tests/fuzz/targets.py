@@ -24,6 +24,7 @@ for _helper in (_TESTS / "unit" / "protocol", _TESTS / "unit" / "records", _TEST
         sys.path.insert(0, str(_helper))
 
 from avro_block_target import avro_block_seeds, run_avro_block  # noqa: E402
+from change_targets import change_seeds, run_changes  # noqa: E402
 from columnar_targets import columnar_seeds, run_columnar  # noqa: E402
 from format_targets import depth_seeds, registry_seeds, run_depth, run_registry  # noqa: E402
 from protocol_values import combos, random_body  # noqa: E402
@@ -484,4 +485,5 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("json-schema-depth", depth_seeds, run_depth),
     Target("columnar", columnar_seeds, run_columnar, keep=1),
     Target("avro-block", avro_block_seeds, run_avro_block, keep=1),
+    Target("change-events", change_seeds, run_changes, keep=1),
 )}
