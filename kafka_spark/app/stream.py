@@ -155,9 +155,9 @@ def _run_routed_stream(config: StreamConfig, as_json: bool, prog: str, stop: Sto
             note(line)
         for done in result.committed:
             if done.compaction is not None:
-                note(f"  {done.table}: {done.compaction.text()}")
+                note(f"  {done.table}: {done.compaction.text(fmt.version_label)}")
 
-    watch = Watch(note, as_json, show_tables=show, metrics=metrics)
+    watch = Watch(note, as_json, show_tables=show, metrics=metrics, version_label=fmt.version_label)
     options = StreamOptions(
         **sink_settings(config, source, None), checkpoint=config.checkpoint, trigger=config.trigger,
         max_offsets_per_trigger=config.max_offsets_per_trigger,

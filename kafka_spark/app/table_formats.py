@@ -101,9 +101,10 @@ def _unsupported(config: AppConfig) -> list[tuple[str, str]]:
                                                           "tables only in this version"),
         ("--cdc", config.cdc, "change streams are applied with Delta's MERGE; Iceberg tables are appended to in "
                               "this version"),
-        ("--compact-every", getattr(config, "compact_every", None), "Iceberg tables are not compacted by the "
-                                                                    "stream in this version; run Iceberg's own "
-                                                                    "maintenance"),
+        ("--vacuum-retention-hours", getattr(config, "vacuum_retention_hours", None), "a stream vacuums Delta "
+                                                                                  "tables only; expire an Iceberg "
+                                                                                  "table's snapshots with its own "
+                                                                                  "maintenance"),
         (f"--writer {config.writer}", config.writer == "spark", "Iceberg tables are written by the direct "
                                                                 "writer or pyiceberg in this version (auto, "
                                                                 "direct or pyiceberg)"),

@@ -85,7 +85,7 @@ class Watch:
         self.note(f"micro-batch {batch_id}: committed batch {result.batch} "
                   f"({self.version_label} {result.table_version}), {result.rows:,} rows{dead} in "
                   f"{result.seconds:.1f}s{behind}{freshness_text(result)}"
-                  + (f"; {result.compaction.text()}" if result.compaction else ""))
+                  + (f"; {result.compaction.text(self.version_label)}" if result.compaction else ""))
 
     @property
     def rows(self) -> int:

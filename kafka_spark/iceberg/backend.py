@@ -1,5 +1,5 @@
 """Apache Iceberg as the sink's table format: positions in the snapshot summaries, data files written by Spark's
-tasks (the direct writer) or pyiceberg's, committed through pyiceberg.
+tasks (the direct writer) or pyiceberg's, committed through pyiceberg; a stream's tables compacted (compaction.py).
 
 One `IcebergFormat` per catalog: the core hands it table names, and it finds them in its catalog.
 """
@@ -12,6 +12,7 @@ from typing import Any
 from kafka_spark.errors import ConfigError
 from kafka_spark.iceberg.batch_append import create_table
 from kafka_spark.iceberg.catalog import IcebergCatalog, frame_arrow_schema
+from kafka_spark.iceberg.compaction import check_compacting, compact_after_commit
 from kafka_spark.iceberg.dead_letter import check_options, reconcile
 from kafka_spark.iceberg.direct_append import direct_reason
 from kafka_spark.iceberg.partitions import check_table_spec, iceberg_schema, parse_partitions, partition_spec
@@ -19,8 +20,9 @@ from kafka_spark.iceberg.position import IcebergLocation, sink_positions
 from kafka_spark.iceberg.sort_orders import check_table_order, parse_sort_by, sort_order
 from kafka_spark.iceberg.table_writes import IcebergWrites, choose_writer
 from kafka_spark.records import kafka_schema
-from kafka_spark.sink.options import KafkaSource, LoadOptions
+from kafka_spark.sink.options import Compacting, KafkaSource, LoadOptions, StreamOptions
 from kafka_spark.sink.position import SinkCommit
+from kafka_spark.sink.results import Compaction
 from kafka_spark.sink.table_format import TableFormat, TableWrites
 from kafka_spark.sink.value_schema import value_struct
 
@@ -29,6 +31,7 @@ class IcebergFormat(TableFormat):
     """The Iceberg tables of one catalog."""
 
     name = "iceberg"
+    compacts = True
 
     def __init__(self, catalog: IcebergCatalog) -> None:
         self.catalog = catalog
@@ -60,6 +63,8 @@ class IcebergFormat(TableFormat):
             raise ConfigError(f"cdc {options.cdc!r}: change streams are applied to Delta tables only in this "
                               "version (the Iceberg sink appends)")
         self._check_partitions(options)
+        if isinstance(options, StreamOptions):
+            check_compacting(options.compacting)  # before the stream starts, not at its first compaction
         check_options(self.catalog, options)
         if options.value_schema is not None:
             value_struct(spark, options.value_schema)
@@ -102,6 +107,10 @@ class IcebergFormat(TableFormat):
 
     def root(self, location: Any) -> str:
         return str(location.load().location())
+
+    def compact(self, location: Any, settings: Compacting, writer: Any = None) -> Compaction:
+        # Each commit of either writer reads the table anew: `writer` keeps no table state to bring up to date.
+        return compact_after_commit(location, settings)
 
     def writes(self, spark: Any, source: KafkaSource,
                choices: MutableMapping[str, Any] | None = None) -> TableWrites:

@@ -4,12 +4,15 @@ comparison oracle) and s3a://."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 
 from kafka_spark.local.class_archive import DUMP_OPTION, driver_options
 from kafka_spark.local.jars import has_delta, spark_jars
 from kafka_spark.local.process import QUICK_JIT, quick_start
+from kafka_spark.local.runner_zygote import start_zygote
 from kafka_spark.local.worker_python import worker_daemon, worker_python
 from kafka_spark.spark.redaction import OPTIONS_REGEX_CONF, redaction_regex
 
@@ -111,6 +114,10 @@ def local_spark(app_name: str = "kafka-spark", master: str = "local[2]",
         return SparkSession.builder.getOrCreate()
     os.environ.setdefault("PYSPARK_PYTHON", worker_python())
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", worker_python())
+    if worker_python() != sys.executable and os.environ.get("PYSPARK_PYTHON") == worker_python():
+        # streams' source processes forked warm (runner_zygote.py), through the launcher; the JVM inherits the
+        # zygote's address from this process's environment, so before it starts
+        start_zygote(Path(worker_python()).parent, sys.executable)
 
     builder = SparkSession.builder.appName(app_name)
     for k, v in merged_configs(local_spark_configs(master), extra or {}).items():

@@ -5,7 +5,8 @@ holds no compiled bytecode, so each new process compiles PySpark's modules again
 stream's source process (one per query, started fresh) answers its first call, on every query start.
 When that zip is the one inside the installed `pyspark` package, it is the same code as the package:
 the launcher drops it from PYTHONPATH, and the process imports the installed, compiled copy instead.
-Any other PYTHONPATH entry, and a zip of another Spark (a SPARK_HOME elsewhere), are left alone.
+Any other PYTHONPATH entry, and a zip of another Spark (a SPARK_HOME elsewhere), are left alone. A stream's
+source process is forked by the session's runner zygote instead, when it runs (runner_zygote.py).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ done
 unset IFS
 set +f
 if [ -n "$kept" ]; then export PYTHONPATH="$kept"; else unset PYTHONPATH; fi
+if [ "$1" = "-m" ] && [ "$2" = "{runner}" ] && [ -S "${{KAFKA_SPARK_RUNNER_ZYGOTE:-}}" ]; then
+  exec {python} -S -E {client} "$KAFKA_SPARK_RUNNER_ZYGOTE" "$0" "$@"
+fi
 exec {python} "$@"
 """
 
@@ -47,7 +51,11 @@ def installed_pyspark_zip() -> Path | None:
 
 def launcher_text(python: str, zipped: Path) -> str:
     """The shell launcher that runs `python` without `zipped` on PYTHONPATH."""
-    return _SCRIPT.format(python=shlex.quote(python), zip=shlex.quote(str(zipped)))
+    from kafka_spark.local import runner_client
+    from kafka_spark.local.runner_zygote import RUNNER
+
+    return _SCRIPT.format(python=shlex.quote(python), zip=shlex.quote(str(zipped)), runner=RUNNER,
+                          client=shlex.quote(str(Path(runner_client.__file__).resolve())))
 
 
 @functools.cache

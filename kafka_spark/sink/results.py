@@ -38,15 +38,16 @@ class Compaction:
             **({"dry_run": True} if self.dry_run else {}), **({"error": self.error} if self.error else {}),
         }
 
-    def text(self) -> str:
-        """'compacted 60 files into 1 (61 -> 2 files, Delta version 75)', for progress lines."""
+    def text(self, version_label: str = "Delta version") -> str:
+        """'compacted 60 files into 1 (61 -> 2 files, Delta version 75)', for progress lines (`version_label`: what
+        the table format calls `table_version`)."""
         if self.error:
             return f"compaction failed: {self.error}"
         if self.dry_run:
             done = f"would compact {self.removed:,} files"
         else:
             done = f"compacted {self.removed:,} files into {self.added:,}" if self.removed else "nothing to compact"
-        version = f", Delta version {self.table_version}" if self.table_version is not None else ""
+        version = f", {version_label} {self.table_version}" if self.table_version is not None else ""
         vacuumed = f"; vacuum deleted {self.vacuumed:,} files" if self.vacuumed is not None else ""
         return f"{done} ({self.files_before:,} -> {self.files_after:,} files{version}){vacuumed}"
 

@@ -6,11 +6,10 @@ one commit of its table format, under the table's own sink batch number, never S
 checkpoint restarts batchId at 0, and the table would skip every write as "already committed"). Options
 without a routing stream into one table (a routing of one); a routing sends every topic to its table.
 
-The query subscribes to the topic list, or to the pattern so that topics created later are read
-without a restart: a topic new to the query is read from its earliest offset (Spark's rule for new
-partitions). A query whose checkpoint is new is placed where the tables are (their committed offsets, or
-`starting` for a table that has none), so nothing is lost or read twice; batch loads and streams of the
-same sink continue each other.
+The query subscribes to the topic list, or to the pattern so that topics created later are read without a restart: a
+topic new to the query is read from its earliest offset (Spark's rule for new partitions). A query whose checkpoint is
+new is placed where the tables are (their committed offsets, or `starting` for a table that has none), so nothing is
+lost or read twice; batch loads and streams of the same sink continue each other.
 
 Each table's position is the truth about what it holds:
 - a micro-batch that ends at or before the table's position (a replay after a crash between the commit
@@ -26,12 +25,11 @@ A table that has never committed starts where the query placed its topic (the ch
 micro-batch, or the earliest offset of a topic new to the query); once the query has moved past that
 and the process restarted, such a table reads its topic from the earliest offset.
 
-With the direct writer a micro-batch leaves `foreachBatch`'s rows unread for that table and its writer
-reads exactly the table's offsets [begin, end) itself. Values a registry format decodes are decoded in
-the query of one table; a routed query keeps them bytes and each decoding table reads its own ranges (one
-schema per read). Positions are kept between micro-batches: a table's log is read when the table is first
-seen and after its commit failed, never on every trigger; the positions mirrored to consumer groups go in
-one request per group.
+With the direct writer a micro-batch leaves `foreachBatch`'s rows unread for that table and its writer reads exactly
+the table's offsets [begin, end) itself. Values a registry format decodes are decoded in the query of one table; a
+routed query keeps them bytes and each decoding table reads its own ranges (one schema per read). Positions are kept
+between micro-batches: a table's log is read when the table is first seen and after its commit failed, never on every
+trigger; the positions mirrored to consumer groups go in one request per group.
 """
 
 from __future__ import annotations
@@ -148,6 +146,7 @@ class StreamWriter:
         self.query_decodes = self.strict and not options.evolving
         self.routed: dict[str, list[RoutedTable]] = {}  # by topic: its table, or a split topic's tables
         self.positions: dict[str, SinkCommit | None] = {}  # by table; absent: read it from the table
+        self.from_table: set[str] = set()  # tables whose kept position was read from them, not yet in a micro-batch
         self.locations: dict[str, Any] = {}  # the table format's locations, by table
         # The first offset of a partition whose table has not committed it yet (EARLIEST: its beginning).
         self.origins: dict[TopicPartition, int | None] = {}
@@ -207,6 +206,7 @@ class StreamWriter:
         previous = self.table_format.position(location, opts.sink_id)
         self.table_format.repair(self.spark, opts, previous)
         self.locations[table], self.positions[table] = location, previous
+        self.from_table.add(table)
         return previous
 
     def _check_continuity(self, routed: RoutedTable, previous: SinkCommit | None, start: Offsets | None,
@@ -335,8 +335,9 @@ class StreamWriter:
         for routed in sorted(tables.values(), key=lambda r: r.table):
             tps = [tp for topic in routed.topics for tp in by_topic.get(topic, [])]
             try:
-                known = routed.table in self.positions
                 previous = self._position(routed)
+                known = routed.table not in self.from_table
+                self.from_table.discard(routed.table)
                 if self.strict:
                     self._check_continuity(routed, previous, start, {tp: end[tp] for tp in tps})
                 item = TableWork(routed, previous, {tp: self._begin(tp, previous, start) for tp in tps},

@@ -99,8 +99,9 @@ def test_what_iceberg_does_not_take_yet_is_refused_by_name(tmp_path, argv, messa
 
 
 def test_refusals_of_the_stream_and_of_a_table_per_topic(tmp_path):
-    with pytest.raises(ConfigError, match="--compact-every: Iceberg tables are not compacted by the stream"):
-        iceberg("--table", "db.t", "--iceberg-warehouse", str(tmp_path), "--compact-every", "5", app=stream)
+    with pytest.raises(ConfigError, match="--vacuum-retention-hours: a stream vacuums Delta tables only"):
+        iceberg("--table", "db.t", "--iceberg-warehouse", str(tmp_path), "--compact-every", "5",
+                "--vacuum-retention-hours", "24", app=stream)
     conf = tmp_path / "routed.toml"
     conf.write_text('table-template = "bronze.{topic}"\nvalue-schema = "n INT"\n'
                     '[topics.t]\ndead-letter = "/lake/t_dead"\n')
