@@ -86,6 +86,9 @@ def _child(closing: list[socket.socket | int], request: dict, fds: list[int]) ->
         sys.argv = [RUNNER, *[str(a) for a in request["argv"][2:]]]
         import runpy
 
+        # run as __main__ from its code: the zygote's import of it (for its dependencies) would be reused, with
+        # runpy's warning
+        sys.modules.pop(RUNNER, None)
         runpy.run_module(RUNNER, run_name="__main__", alter_sys=True)
         code = 0
     except SystemExit as exc:
