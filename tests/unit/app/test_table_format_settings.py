@@ -99,6 +99,9 @@ def test_what_iceberg_does_not_take_yet_is_refused_by_name(tmp_path, argv, messa
 
 
 def test_refusals_of_the_stream_and_of_a_table_per_topic(tmp_path):
+    # a stream compacts its Iceberg tables (kafka_spark/iceberg/compaction.py); it vacuums Delta tables only
+    assert iceberg("--table", "db.t", "--iceberg-warehouse", str(tmp_path), "--compact-every", "5",
+                   app=stream).compact_every == 5
     with pytest.raises(ConfigError, match="--vacuum-retention-hours: a stream vacuums Delta tables only"):
         iceberg("--table", "db.t", "--iceberg-warehouse", str(tmp_path), "--compact-every", "5",
                 "--vacuum-retention-hours", "24", app=stream)
