@@ -108,6 +108,8 @@ def offsets_config(args: argparse.Namespace, table_format: str, command: str) ->
 
     config = AppConfig(table_format=table_format)
     if args.config:
+        # a file that names no format holds the default format's tables (the environment's, else Delta's)
+        config.table_format = (os.environ.get("KAFKA_SPARK_TABLE_FORMAT") or AppConfig().table_format).lower()
         read_config_file(args.config, config, {**STREAM_KEYS, **LOAD_KEYS})
     if config.table_format != table_format:
         other = "kafka-spark iceberg-offsets" if config.table_format == "iceberg" else "kafka-spark delta-offsets"

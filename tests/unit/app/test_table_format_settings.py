@@ -178,3 +178,13 @@ def test_delta_offsets_refuses_a_settings_file_of_iceberg_tables(tmp_path, capsy
     conf.write_text('table-format = "iceberg"\ntable-template = "bronze.{topic}"\n')
     assert main(["delta-offsets", "--config", str(conf), *BROKER]) == 2
     assert "table-format iceberg: delta-offsets reads Delta tables" in capsys.readouterr().err
+
+
+def test_iceberg_offsets_refuses_a_settings_file_of_delta_tables(tmp_path, capsys, monkeypatch):
+    from kafka_spark.cli.main import main
+
+    conf = tmp_path / "delta.toml"
+    conf.write_text('table-template = "/lake/{topic}"\n')  # no table-format: the default's, Delta's
+    monkeypatch.delenv("KAFKA_SPARK_TABLE_FORMAT", raising=False)
+    assert main(["iceberg-offsets", "--config", str(conf), *BROKER]) == 2
+    assert "table-format delta: iceberg-offsets reads Iceberg tables" in capsys.readouterr().err
