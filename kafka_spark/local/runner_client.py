@@ -16,12 +16,13 @@ import signal
 import socket
 import struct
 import sys
+from typing import NoReturn
 
 ZYGOTE_ENV = "KAFKA_SPARK_RUNNER_ZYGOTE"
 CONNECT_TIMEOUT_S = 2.0
 
 
-def _without_zygote(launcher: str, args: list[str]) -> None:
+def _without_zygote(launcher: str, args: list[str]) -> NoReturn:
     os.environ.pop(ZYGOTE_ENV, None)  # else the launcher would hand the process back here
     os.execv(launcher, [launcher, *args])
 
@@ -49,8 +50,9 @@ def main(argv: list[str]) -> int:
         conn.close()
         _without_zygote(launcher, args)
     pid = _receive(conn)
-    if pid is None:
-        return 1
+    if pid is None:  # the zygote forked nothing (it refused the request, or ended): start the runner here
+        conn.close()
+        _without_zygote(launcher, args)
 
     def forward(signum: int, _frame: object) -> None:
         with contextlib.suppress(OSError):

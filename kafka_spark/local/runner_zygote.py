@@ -140,7 +140,13 @@ def serve(path: str, parent: int) -> None:
                 continue
             sys.stdout.flush()
             sys.stderr.flush()
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # no process to be had now: the client starts the runner itself
+                for fd in fds:
+                    os.close(fd)
+                conn.close()
+                continue
             if pid == 0:
                 _child([listener, conn, wake_r, wake_w, *waiting.values()], request, fds)
             for fd in fds:
