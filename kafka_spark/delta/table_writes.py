@@ -75,7 +75,7 @@ class RoutedWrites(TableWrites):
         """Whether the table's rows are read from Kafka by its writer (direct, or decoded), not taken from
         the batch's rows."""
         choice = self.choices.get(routed.table)
-        return routed.decoded or (choice is not None and (choice.target is not None or _task_changes(routed, choice)))
+        return routed.decoded or (choice is not None and (choice.target is not None or _task_changes(routed)))
 
     def add(self, routed: RoutedTable, plan: BatchPlan, commit: SinkCommit) -> None:
         """The table's batch (`plan`, `commit`); a direct job starts here (its pending record)."""
@@ -95,7 +95,7 @@ class RoutedWrites(TableWrites):
         """Whether the table's rows go through Spark's writer (so a shared Spark read serves them)."""
         choice = self.choices.get(routed.table)
         return (routed.table not in self._errors and choice is not None and choice.target is None
-                and not _task_changes(routed, choice))
+                and not _task_changes(routed))
 
     def write_files(self) -> None:
         """Write the files of every direct job in one read; a failed read fails each of those tables."""
@@ -129,7 +129,7 @@ class RoutedWrites(TableWrites):
                                               label)
             elif choice.target is not None:
                 result = write_direct(self.spark, routed.options, plan, commit, choice.target)
-            elif _task_changes(routed, choice) and plan.reading:
+            elif _task_changes(routed) and plan.reading:
                 # the read tasks find the batch's last change per key; the SQL parse reads the plan again if
                 # they cannot (delta/task_changes.py)
                 read = partial(read_plan, self.spark, routed.options.source, plan)
@@ -148,7 +148,7 @@ class RoutedWrites(TableWrites):
         return result
 
 
-def _task_changes(routed: RoutedTable, choice: WriterChoice) -> bool:
+def _task_changes(routed: RoutedTable) -> bool:
     """Whether a change stream's table is merged from its read tasks' last changes (raw records)."""
     return routed.options.changes is not None and not routed.decoded
 

@@ -128,8 +128,8 @@ class _TaskChanges:
         offsets = batch.column("offset").to_pylist()
         millis = _millis(batch.column("timestamp")) if not self.debezium else None
         last, shapes = self.last, self.shapes
+        self.records += batch.num_rows
         for i, (key, value, offset) in enumerate(zip(keys, values, offsets, strict=True)):
-            self.records += 1
             if key is None:
                 raise Unsure(f"offset {offset}: a record without a key")
             if self.debezium:
