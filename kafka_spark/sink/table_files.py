@@ -99,7 +99,8 @@ class LocalFiles(TableFiles):
     def write_text(self, rel: str, text: str) -> None:
         path = self.root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        # Two threads of one driver (a stream and a reader of its position) may write the same file.
+        tmp = path.with_name(_temporary(path.name))
         tmp.write_text(text)
         os.replace(tmp, path)
 

@@ -3,6 +3,7 @@ pyarrow file system of a store follows the Hadoop settings given to Spark."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,27 @@ def test_write_read_replace_list_delete(files: TableFiles) -> None:
     files.delete("_kafka_spark/offsets/a/pending/1-r.json")
     assert files.list_files("_kafka_spark/offsets/a/pending") == []
     assert files.describe("x/y.json").endswith("table/x/y.json")
+
+
+def test_threads_of_one_process_write_the_same_file_at_once(files: TableFiles) -> None:
+    # A stream keeps its commit record while a reader of its position, in the same driver, keeps the same one.
+    errors: list[BaseException] = []
+
+    def write(n: int) -> None:
+        try:
+            for _ in range(50):
+                files.write_text("_kafka_spark/offsets/a/1.json", f'{{"batch":1,"by":{n}}}')
+        except BaseException as error:  # noqa: BLE001 - the test reports any failure of a thread
+            errors.append(error)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert files.read_text("_kafka_spark/offsets/a/1.json") in {f'{{"batch":1,"by":{n}}}' for n in range(4)}
+    assert files.list_files("_kafka_spark/offsets/a") == ["1.json"]
 
 
 def _options(fs: Any) -> dict[str, Any]:
