@@ -71,11 +71,12 @@ def add_common_arguments(p: argparse.ArgumentParser, conf_file: str, json_help: 
                         "subject (nothing of that batch is committed), so the next run decodes with it; "
                         "addNewColumns decodes each batch with the subject's latest version and adds its new "
                         "fields to the table in the batch's commit, without a restart")
-    p.add_argument("--writer", metavar="auto|spark|direct",
+    p.add_argument("--writer", metavar="auto|spark|direct|pyiceberg",
                    help="who writes the rows: auto (default: each task writes its rows as Parquet and the commit "
-                        "goes through delta-rs, where the table allows it; else Spark's writer, saying why), "
-                        "spark (Spark's writer and Delta on Spark) or direct (refused, with the reason, for a "
-                        "table it cannot serve)")
+                        "goes through delta-rs, or pyiceberg for Iceberg, where the table allows it; else Spark's "
+                        "writer, or pyiceberg's for Iceberg, saying why), spark (Spark's Delta writer, or Iceberg's "
+                        "Spark runtime), direct (refused, with the reason, for a table it cannot serve) or "
+                        "pyiceberg (Iceberg tables)")
     p.add_argument("--merge-schema", metavar="true|false",
                    help="let a write add the columns that a newer schema or the transform brings to the table "
                         "(Delta's mergeSchema; default false)")

@@ -105,9 +105,6 @@ def _unsupported(config: AppConfig) -> list[tuple[str, str]]:
                                                                                   "tables only; expire an Iceberg "
                                                                                   "table's snapshots with its own "
                                                                                   "maintenance"),
-        (f"--writer {config.writer}", config.writer == "spark", "Iceberg tables are written by the direct "
-                                                                "writer or pyiceberg in this version (auto, "
-                                                                "direct or pyiceberg)"),
     ) if value]
 
 

@@ -40,14 +40,15 @@ _ICEBERG_SECRET = re.compile(r"(?i)(?:credential$|access[._-]?key|account[._-]?k
                              r"sse\.key$|(?:^|\.)authorization$|private[._-]?key)")
 
 
-def _is_secret(name: str) -> bool:
+def is_catalog_secret(name: str) -> bool:
+    """Whether the catalog property `name` holds a credential."""
     return is_secret(name) or _ICEBERG_SECRET.search(name.strip()) is not None
 
 
 def hide_secrets(properties: Mapping[str, str]) -> dict[str, str]:
     """`properties` as they may be shown: secret values hidden, passwords in URIs too."""
-    shown = redacted({k: v for k, v in properties.items() if not _is_secret(k)})
-    shown.update({k: _HIDDEN for k in properties if _is_secret(k)})
+    shown = redacted({k: v for k, v in properties.items() if not is_catalog_secret(k)})
+    shown.update({k: _HIDDEN for k in properties if is_catalog_secret(k)})
     return {k: _URI_PASSWORD.sub(rf"\1:{_HIDDEN}@", v) if isinstance(v, str) else v for k, v in shown.items()}
 
 
@@ -132,7 +133,7 @@ def _open(settings: IcebergCatalog) -> Catalog:
 def _hide_values(text: str, props: Mapping[str, str]) -> str:
     """`text` without the values of the secret properties (an error message may repeat them)."""
     for key, value in props.items():
-        if value and _is_secret(key):
+        if value and is_catalog_secret(key):
             text = text.replace(value, _HIDDEN)
     return _URI_PASSWORD.sub(rf"\1:{_HIDDEN}@", text)
 

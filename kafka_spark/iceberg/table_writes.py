@@ -1,10 +1,12 @@
-"""A batch's Iceberg writers, table by table: the direct writer (the read's tasks write the data files) or
-pyiceberg's (the rows collected to the driver as Arrow and appended).
+"""A batch's Iceberg writers, table by table: the direct writer (the read's tasks write the data files),
+pyiceberg's (the rows collected to the driver as Arrow and appended) or Spark's Iceberg writer (spark_append.py).
 
 `LoadOptions.writer`: "auto" (the default) takes the direct writer (direct_append.py) where it serves the table
-and pyiceberg's (batch_append.py) where it does not, the reason in the result and the log; "direct" refuses a
-table it cannot serve; "pyiceberg" always takes pyiceberg's. A direct-written table reads its own ranges; the
-others take their rows from the batch's Spark read (one shared read serves several tables of a routed load).
+and pyiceberg's (batch_append.py) where it does not, the reason in the result and the log, and Spark's Iceberg
+writer for a table whose files neither writes (ORC, Avro) when the session has Iceberg's runtime; "direct"
+refuses a table it cannot serve; "pyiceberg" and "spark" always take theirs. A direct-written table reads its own
+ranges; the others take their rows from the batch's Spark read (one shared read serves several tables of a routed
+load).
 Each commit is one snapshot of its table; with `dead_letter` (values parsed or decoded, so pyiceberg's writer)
 the bad records follow in a snapshot of the dead-letter table (dead_letter.py).
 """
@@ -20,10 +22,11 @@ from typing import TYPE_CHECKING, Any
 
 from kafka_spark.errors import ConfigError
 from kafka_spark.iceberg.batch_append import append_batch
-from kafka_spark.iceberg.batch_rows import batch_rows, checked_rows
+from kafka_spark.iceberg.batch_rows import batch_frame, batch_rows, checked_rows, refusing_bad
 from kafka_spark.iceberg.dead_letter import IcebergDeadLetters
-from kafka_spark.iceberg.direct_append import PyicebergWriterNeeded, append_direct, direct_reason
+from kafka_spark.iceberg.direct_append import PyicebergWriterNeeded, append_direct, direct_reason, table_reason
 from kafka_spark.iceberg.position import IcebergLocation
+from kafka_spark.iceberg.spark_append import RUNTIME_MISSING, append_spark, has_iceberg_runtime
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.freshness import arrow_freshness
 from kafka_spark.sink.progress import Progress
@@ -40,13 +43,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # The writers as results name them, and what `writer` may ask for.
-DIRECT, PYICEBERG = "direct", "pyiceberg"
-WRITERS = ("auto", DIRECT, PYICEBERG)
+DIRECT, PYICEBERG, SPARK = "direct", "pyiceberg", "spark"
+WRITERS = ("auto", DIRECT, PYICEBERG, SPARK)
 
 
 @dataclass(frozen=True)
 class IcebergChoice:
-    """The writer of a table (DIRECT or PYICEBERG), what was asked, and why pyiceberg's serves an 'auto'."""
+    """The writer of a table (DIRECT, PYICEBERG or SPARK), what was asked, and why another than the direct writer
+    serves an 'auto'."""
 
     writer: str
     asked: str = "auto"
@@ -58,10 +62,13 @@ def choose_writer(options: LoadOptions, split: bool = False) -> IcebergChoice:
     writer that is not Iceberg's, or 'direct' for rows it cannot write."""
     asked = (options.writer or "auto").strip().lower()
     if asked not in WRITERS:
-        raise ConfigError(f"writer {options.writer!r}: Iceberg tables are written by the direct writer or pyiceberg "
-                          f"in this version (give one of {', '.join(WRITERS)})")
-    if asked == PYICEBERG:
-        return IcebergChoice(PYICEBERG, asked)
+        raise ConfigError(f"writer {options.writer!r}: Iceberg tables are written by the direct writer, pyiceberg "
+                          f"or Spark's Iceberg writer (give one of {', '.join(WRITERS)})")
+    if asked in (PYICEBERG, SPARK):
+        if asked == SPARK and options.parsing.dead_letter is not None:
+            raise ConfigError(f"writer 'spark' with dead_letter: {options.table}'s dead letters are written by "
+                              "pyiceberg's writer; use writer 'auto' or 'pyiceberg'")
+        return IcebergChoice(asked, asked)
     reason = direct_reason(options, split)
     if reason is None:
         return IcebergChoice(DIRECT, asked)
@@ -127,13 +134,18 @@ class IcebergWrites(TableWrites):
                 except PyicebergWriterNeeded as exc:
                     if choice.asked == DIRECT:
                         raise _direct_refused(routed.table, exc.reason) from None
-                    log.info("%s: pyiceberg's writer, since %s", routed.table, exc.reason)
-                    reason = exc.reason
+                    choice = self._not_parquet(routed, exc.reason)
+                    reason = choice.reason
                 else:
-                    return LoadResult("committed", opts.sink_id, commit.batch, rows=done.rows, bytes=done.bytes,
-                                      table_version=done.sequence, start=dict(commit.start_offsets),
-                                      offsets=dict(done.commit.offsets), run_id=commit.run_id, table=routed.table,
-                                      topic=routed.topic, writer=DIRECT, freshness=done.freshness)
+                    return _result(routed, commit, done, DIRECT, None)
+            elif choice.writer == PYICEBERG and choice.asked == "auto":
+                choice = self._files_writer(routed, where, choice)
+                reason = choice.reason
+            if choice.writer == SPARK:
+                frame, checked = batch_frame(opts, rows())
+                with refusing_bad(checked, opts, commit.batch):
+                    done = append_spark(self.spark, where, opts, frame, commit)
+                return _result(routed, commit, done, SPARK, reason)
             if opts.parsing.dead_letter is not None:
                 return self._with_dead_letters(routed, rows(), commit, where, reason)
             arrow = batch_rows(opts, rows(), commit.batch)
@@ -141,6 +153,27 @@ class IcebergWrites(TableWrites):
         winner, sequence = append_batch(where, arrow, counted, opts.format.partition_by, opts.format.merge_schema,
                                         opts.format.sort_by)
         return _appended(routed, commit, arrow, winner, sequence, reason)
+
+    def _files_writer(self, routed: RoutedTable, where: IcebergLocation, choice: IcebergChoice) -> IcebergChoice:
+        """`choice` (pyiceberg's, for 'auto'), or Spark's writer when the table's files are not Parquet."""
+        from pyiceberg.exceptions import NoSuchTableError
+
+        try:
+            reason = table_reason(where.load())
+        except NoSuchTableError:
+            return choice
+        return choice if reason is None else self._not_parquet(routed, reason)
+
+    def _not_parquet(self, routed: RoutedTable, reason: str) -> IcebergChoice:
+        """Spark's writer for a table whose files pyiceberg does not write (kept for the stream's next batches);
+        ConfigError without Iceberg's Spark runtime."""
+        if routed.options.parsing.dead_letter is not None or not has_iceberg_runtime(self.spark):
+            why = RUNTIME_MISSING if routed.options.parsing.dead_letter is None else \
+                "a dead-letter table is written by pyiceberg's writer"
+            raise ConfigError(f"{routed.table}: {reason}, as pyiceberg's; {why}")
+        log.info("%s: Spark's Iceberg writer, since %s", routed.table, reason)
+        choice = self.choices[routed.table] = IcebergChoice(SPARK, "auto", reason)
+        return choice
 
     def _with_dead_letters(self, routed: RoutedTable, df: Any, commit: SinkCommit, where: IcebergLocation,
                            reason: str | None) -> LoadResult:
@@ -159,6 +192,14 @@ class IcebergWrites(TableWrites):
         finally:
             values.close()
         return _appended(routed, commit, arrow, winner, sequence, reason)
+
+
+def _result(routed: RoutedTable, commit: SinkCommit, done: Any, writer: str, reason: str | None) -> LoadResult:
+    """The result of the direct or Spark's writer (`done`: what it appended)."""
+    return LoadResult("committed", commit.sink_id, commit.batch, rows=done.rows, bytes=done.bytes,
+                      table_version=done.sequence, start=dict(commit.start_offsets),
+                      offsets=dict(done.commit.offsets), run_id=commit.run_id, table=routed.table,
+                      topic=routed.topic, writer=writer, writer_reason=reason, freshness=done.freshness)
 
 
 def _appended(routed: RoutedTable, commit: SinkCommit, arrow: Any, winner: SinkCommit, sequence: int | None,

@@ -2,7 +2,8 @@
 cache directory with PySpark's wheel, keyed on the package's dependencies and pins alone.
 
 The compat tests install the freshly built wheel into them; other tests run a script of their own there (Iceberg's
-Spark runtime reads the Iceberg sink's tables under PySpark 4.1). Every call removes kafka-spark from the
+Spark runtime reads the Iceberg sink's tables under PySpark 4.1, and writes them as the sink's Spark writer, the
+package imported from the repository). Every call removes kafka-spark from the
 environment again, so two tests must never use one at the same time: tests reach them through the `pyspark_envs`
 fixture, which puts them in one scheduling group (tests/scheduling.py).
 """
@@ -58,8 +59,10 @@ def spark_env(version: str, tmp_path: Path) -> Path:
 
 
 def dependencies() -> list[str]:
-    """The package's declared dependencies (pyproject.toml's `project.dependencies`)."""
+    """The package's declared dependencies (pyproject.toml's `project.dependencies`) and its `iceberg` extra's
+    (Spark's Iceberg writer runs the sink's Iceberg code there)."""
     import tomllib
 
     with open(REPO / "pyproject.toml", "rb") as f:
-        return list(tomllib.load(f)["project"]["dependencies"])
+        project = tomllib.load(f)["project"]
+    return [*project["dependencies"], *project["optional-dependencies"]["iceberg"]]

@@ -86,7 +86,6 @@ def test_no_catalog_is_an_error_but_the_demo_has_its_own(tmp_path, monkeypatch):
     (["--value-schema", "n INT", "--dead-letter", "/lake/dead"], "--dead-letter: '/lake/dead' is a path; an Iceberg"),
     (["--log-dirs", "/var/kafka"], "--log-dirs: back-fills from Kafka's log directories write Delta tables only"),
     (["--cdc", "upsert"], "--cdc: change streams are applied with Delta's MERGE"),
-    (["--writer", "spark"], "--writer spark: Iceberg tables are written by the direct writer or pyiceberg"),
     (["--table", "/lake/events"], "--table: '/lake/events' is a path; an Iceberg table is named in its catalog"),
     (["--table", "s3://lake/events"], "--table: 's3://lake/events' is a path"),
     (["--table-template", "/lake/{topic}"], "--table-template: '/lake/{topic}' is a path"),

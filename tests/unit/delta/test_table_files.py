@@ -49,7 +49,7 @@ def test_threads_of_one_process_write_the_same_file_at_once(files: TableFiles) -
         try:
             for _ in range(50):
                 files.write_text("_kafka_spark/offsets/a/1.json", f'{{"batch":1,"by":{n}}}')
-        except BaseException as error:  # noqa: BLE001 - the test reports any failure of a thread
+        except BaseException as error:  # the test reports any failure of a thread
             errors.append(error)
 
     threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
