@@ -156,9 +156,14 @@ def as_catalog(catalog: IcebergCatalog | Mapping[str, str] | str | None) -> Iceb
 
 def frame_arrow_schema(schema: Any) -> Any:
     """The Arrow schema of a Spark StructType, timestamps in UTC as `DataFrame.toArrow` gives them."""
+    import inspect
+
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return to_arrow_schema(schema, timezone="UTC")
+    # PySpark 4.2 takes the zone by name; older ones label timestamps UTC by default (`timestamp_utc`).
+    if "timezone" in inspect.signature(to_arrow_schema).parameters:
+        return to_arrow_schema(schema, timezone="UTC")
+    return to_arrow_schema(schema)
 
 
 def optional_schema(schema: Any) -> Any:

@@ -52,7 +52,10 @@ RUNTIME_MISSING = ("Spark's Iceberg writer needs Apache Iceberg's Spark runtime 
 def has_iceberg_runtime(spark: Any) -> bool:
     """Whether the session's JVM has Iceberg's Spark catalog (a classic session; Spark Connect has no JVM here)."""
     try:
-        spark.sparkContext._jvm.java.lang.Class.forName(SPARK_CATALOG)
+        jvm = spark.sparkContext._jvm
+        # Jars of spark.jars are in Spark's class loader, not the JVM's system one Class.forName(name) asks.
+        loader = jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader()
+        jvm.java.lang.Class.forName(SPARK_CATALOG, False, loader)
     except Exception:  # no JVM gateway, or the class is missing: py4j raises its own types
         return False
     return True
@@ -81,7 +84,8 @@ def spark_properties(catalog: IcebergCatalog) -> dict[str, str]:
         raise ConfigError(f"the Iceberg catalog {catalog.name!r} has credentials ({', '.join(secrets) or 'uri'}), "
                           f"which Spark's configuration would show: {configure}")
     kind = props.pop("type", "").lower()
-    out = {"": SPARK_CATALOG}
+    # Uncached: the sink's own commits (pyiceberg's) change the tables between Spark's writes.
+    out = {"": SPARK_CATALOG, "cache-enabled": "false"}
     if kind == "sql" and props.get("uri", "").startswith("sqlite:///"):
         # Iceberg's JDBC catalog reads and writes the tables pyiceberg's SQL catalog keeps, by catalog name.
         out.update({"type": "jdbc", "uri": "jdbc:sqlite:" + props.pop("uri").removeprefix("sqlite:///")})
@@ -113,7 +117,10 @@ def append_spark(spark: Any, location: IcebergLocation, options: LoadOptions, df
     table.manage_snapshots().create_branch(base, branch).commit()
     observed = ObservedFreshness(df)
     crash_point("before-write")
-    target = ".".join(f"`{part}`" for part in (name, *location.identifier, f"branch_{branch}"))
+    table_name = ".".join(f"`{part}`" for part in (name, *location.identifier))
+    # Iceberg's Spark catalog caches tables: the cached one knows no branch made since.
+    spark.catalog.refreshTable(table_name)
+    target = f"{table_name}.`branch_{branch}`"
     try:
         observed.df.writeTo(target).append()
         files, rows = _staged(location.load(), branch, base)

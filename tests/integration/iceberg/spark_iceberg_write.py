@@ -6,7 +6,8 @@ SPEC.json: `{"jars": [the runtime's and SQLite's JDBC driver's jars], "bootstrap
 "cap"}`. The package comes from the repository (PYTHONPATH). PHASE "crash": a first batch of `db.forced`
 (writer "spark"), then the next one killed at "before-commit", after Spark's write to its staging branch (this
 process dies there). PHASE "resume": that batch again, then the rest; then `db.orc`, a table whose files are ORC,
-loaded twice with writer "auto". Each load's summary is printed as a line of JSON (`{"load": name, ...}`).
+loaded twice with writer "auto". PHASE "all": both in one process, the next batch stopped by an error at the
+same point instead of the kill. Each load's summary is printed as a line of JSON (`{"load": name, ...}`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from kafka_spark.iceberg import IcebergCatalog, load
 from kafka_spark.local.spark import local_spark, local_spark_configs
@@ -34,11 +36,15 @@ def main() -> None:
                               sink_id="spark-writer", max_records=cap, writer=writer, partition_by=["partition"])
         print(json.dumps({"load": name, **load(spark, options, catalog).summary()}), flush=True)
 
-    if phase == "crash":
+    if phase in ("crash", "all"):
         run("first", "db.forced", "spark", spec["cap"])
-        os.environ["KAFKA_SPARK_CRASH_AT"] = "before-commit"
-        run("killed", "db.forced", "spark", spec["cap"])
-    else:
+        if phase == "crash":
+            os.environ["KAFKA_SPARK_CRASH_AT"] = "before-commit"
+            run("killed", "db.forced", "spark", spec["cap"])
+        # The suite's schedule: the run stops at the same point in this process (its staging branch written,
+        # nothing on the main branch), which leaves the table as the kill does.
+        stop_before_commit(lambda: run("stopped", "db.forced", "spark", spec["cap"]))
+    if phase in ("resume", "all"):
         run("resumed", "db.forced", "spark", spec["cap"])
         run("rest", "db.forced", "spark", None)
         # An ORC table made the way Spark users make one, which neither the direct writer nor pyiceberg writes
@@ -51,6 +57,21 @@ def main() -> None:
         run("orc-first", "db.orc", "auto", spec["cap"])
         run("orc-rest", "db.orc", "auto", None)
     spark.stop()
+
+
+def stop_before_commit(load_once: Any) -> None:
+    import kafka_spark.iceberg.spark_append as spark_append
+
+    def stop(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("stopped before the commit")
+
+    real, spark_append.commit_batch = spark_append.commit_batch, stop
+    try:
+        load_once()
+    except Exception as exc:
+        print(json.dumps({"load": "stopped", "error": str(exc)}), flush=True)
+    finally:
+        spark_append.commit_batch = real
 
 
 if __name__ == "__main__":
