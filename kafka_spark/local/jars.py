@@ -216,6 +216,8 @@ def fetch_pom(target: Path, pom_xml: str, mvn_args: Sequence[str] = ()) -> Path:
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
         raise JarFetchError(f"mvn failed to fetch {target.name} (exit {proc.returncode}):\n{tail}")
+    if target.is_symlink():  # a cache sharing another's folder gets its own once the poms differ
+        target.unlink()
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
     stamp_file.write_text(stamp)
