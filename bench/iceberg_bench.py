@@ -43,7 +43,6 @@ records/s, and the time ratio to `spark`, for the streams to `spark-stream`: > 1
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -64,6 +63,7 @@ SPARK_CONF = {"spark.driver.memory": "2g", "spark.sql.shuffle.partitions": "2"}
 SIZES = (100, 1000)
 PARTITIONS = 8
 PYSPARK = "4.1.4"  # the newest Spark that Iceberg 1.12 has a runtime for (iceberg-spark-runtime-4.1_2.13)
+ICEBERG_EXTRAS = ("iceberg",)  # the tests' PySpark 4.1 environment (they run the sink's Iceberg code there too)
 PEER = "spark"
 STREAM_PEER = "spark-stream"
 # Spark's Kafka connector and what it needs beyond Spark itself, from the local jar cache of PySpark 4.1.4.
@@ -175,18 +175,14 @@ def pyspark41_python() -> Path:
     it is when built; built by `spark_env` otherwise (which also uninstalls kafka-spark from it: never while the
     compat tests run)."""
     sys.path[:0] = [str(REPO / "tests" / "integration" / "compat"), str(REPO / "tests")]
-    from spark_envs import dependencies, spark_env  # type: ignore[import-not-found]
+    from spark_envs import env_dir, spark_env  # type: ignore[import-not-found]
 
-    from kafka_spark.local.jars import cache_dir
-
-    deps = "\n".join(dependencies()).encode() + (REPO / "constraints.txt").read_bytes()
-    key = hashlib.sha256(deps + sys.version.encode()).hexdigest()[:12]
-    venv = cache_dir() / "envs" / f"pyspark-{PYSPARK}-{key}"
+    venv = env_dir(PYSPARK, ICEBERG_EXTRAS)
     if (venv / ".complete").exists():
         return venv / "bin" / "python"
     log(f"building the PySpark {PYSPARK} environment (once; minutes)")
     with tempfile.TemporaryDirectory() as scratch:
-        return spark_env(PYSPARK, Path(scratch))
+        return spark_env(PYSPARK, Path(scratch), ICEBERG_EXTRAS)
 
 
 def spark_child_jars() -> list[str]:

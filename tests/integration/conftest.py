@@ -29,7 +29,7 @@ def producer_classes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def pyspark_envs() -> Callable[[str, Path], Path]:
+def pyspark_envs() -> Callable[..., Path]:
     """`spark_envs.spark_env`: the Python of a cached environment with another PySpark. Its tests share one
     scheduling group (tests/scheduling.py): each call uninstalls the package from the environment, which must not
     happen while another test runs there, and two workers building one environment would remove each other's."""

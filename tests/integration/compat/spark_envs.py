@@ -3,9 +3,9 @@ cache directory with PySpark's wheel, keyed on the package's dependencies and pi
 
 The compat tests install the freshly built wheel into them; other tests run a script of their own there (Iceberg's
 Spark runtime reads the Iceberg sink's tables under PySpark 4.1, and writes them as the sink's Spark writer, the
-package imported from the repository). Every call removes kafka-spark from the
-environment again, so two tests must never use one at the same time: tests reach them through the `pyspark_envs`
-fixture, which puts them in one scheduling group (tests/scheduling.py).
+package imported from the repository: that environment has the `iceberg` extra's dependencies too). Every call
+removes kafka-spark from the environment again, so two tests must never use one at the same time: tests reach them
+through the `pyspark_envs` fixture, which puts them in one scheduling group (tests/scheduling.py).
 """
 
 from __future__ import annotations
@@ -39,12 +39,18 @@ def pyspark_wheel(version: str) -> Path:
     return found[0]
 
 
-def spark_env(version: str, tmp_path: Path) -> Path:
-    """A cached virtual environment with PySpark `version` and the package's dependencies, without the package."""
+def env_dir(version: str, extras: tuple[str, ...] = ()) -> Path:
+    """Where the environment of PySpark `version` with the package's dependencies and `extras`' is cached."""
     # Keyed on what the environment holds, so that edits elsewhere in pyproject.toml keep it.
-    deps = "\n".join(dependencies()).encode() + (REPO / "constraints.txt").read_bytes()
+    deps = "\n".join(dependencies(extras)).encode() + (REPO / "constraints.txt").read_bytes()
     key = hashlib.sha256(deps + sys.version.encode()).hexdigest()[:12]
-    venv = cache_dir() / "envs" / f"pyspark-{version}-{key}"
+    return cache_dir() / "envs" / f"pyspark-{version}-{key}"
+
+
+def spark_env(version: str, tmp_path: Path, extras: tuple[str, ...] = ()) -> Path:
+    """A cached virtual environment with PySpark `version` and the package's dependencies (and those of its
+    `extras`), without the package."""
+    venv = env_dir(version, extras)
     python = venv / "bin" / "python"
     if not (venv / ".complete").exists():
         shutil.rmtree(venv, ignore_errors=True)
@@ -52,17 +58,16 @@ def spark_env(version: str, tmp_path: Path) -> Path:
         constraints = constraints_without_spark(tmp_path / "constraints.txt")
         run([str(python), "-m", "pip", "install", "-q", "-c", str(constraints), str(pyspark_wheel(version))])
         # The dependencies at the tested versions, so that a run needs no downloads; the package comes per run.
-        run([str(python), "-m", "pip", "install", "-q", "-c", str(constraints), *dependencies()])
+        run([str(python), "-m", "pip", "install", "-q", "-c", str(constraints), *dependencies(extras)])
         (venv / ".complete").write_text(version)
     run([str(python), "-m", "pip", "uninstall", "-y", "-q", "kafka-spark"])
     return python
 
 
-def dependencies() -> list[str]:
-    """The package's declared dependencies (pyproject.toml's `project.dependencies`) and its `iceberg` extra's
-    (Spark's Iceberg writer runs the sink's Iceberg code there)."""
+def dependencies(extras: tuple[str, ...] = ()) -> list[str]:
+    """The package's declared dependencies (pyproject.toml's `project.dependencies`) and those of `extras`."""
     import tomllib
 
     with open(REPO / "pyproject.toml", "rb") as f:
         project = tomllib.load(f)["project"]
-    return [*project["dependencies"], *project["optional-dependencies"]["iceberg"]]
+    return [*project["dependencies"], *(d for extra in extras for d in project["optional-dependencies"][extra])]

@@ -97,7 +97,7 @@ def pyiceberg_snapshots(table: Any) -> dict[int, tuple[int | None, str, dict[str
 @pytest.mark.timeout(1800)  # a cold machine builds the PySpark 4.1 environment (and PySpark's wheel) once
 def test_icebergs_spark_runtime_reads_the_sinks_tables(kafka, spark, producer, catalog, pyspark_envs,
                                                       tmp_path: Path) -> None:
-    python = pyspark_envs(PYSPARK, tmp_path)
+    python = pyspark_envs(PYSPARK, tmp_path, ("iceberg",))
     topic = new_topic(kafka, partitions=PARTITIONS)
     sent = produced(producer, topic)
     brokers = {"bootstrap.servers": kafka.bootstrap}

@@ -48,7 +48,7 @@ def run_phase(python: Path, spec: Path, phase: str, cwd: Path) -> tuple[int, lis
 @pytest.mark.timeout(1800)  # a cold machine builds the PySpark 4.1 environment (and PySpark's wheel) once
 def test_sparks_iceberg_writer_loads_exactly_once_and_serves_orc_tables(kafka, producer, pyspark_envs,
                                                                         tmp_path: Path) -> None:
-    python = pyspark_envs(PYSPARK, tmp_path)
+    python = pyspark_envs(PYSPARK, tmp_path, ("iceberg",))
     topic = new_topic(kafka, partitions=3)
     produce(producer, topic, RECORDS)
     jars = sorted(str(p) for p in ensure("iceberg").glob("*.jar"))
