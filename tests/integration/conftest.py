@@ -14,8 +14,8 @@ from kafka_spark.client.producer.producer import Producer
 
 _HERE = Path(__file__).parent
 # ProduceRecords.java and its runner live with the record-format proofs; the broker-file helpers here; the
-# environments with other PySparks with the compat tests.
-for helper_dir in (_HERE, _HERE / "records", _HERE / "compat"):
+# environments with other PySparks with the compat tests; the pairs of streams with the Spark tests.
+for helper_dir in (_HERE, _HERE / "records", _HERE / "compat", _HERE / "spark"):
     if str(helper_dir) not in sys.path:
         sys.path.insert(0, str(helper_dir))
 

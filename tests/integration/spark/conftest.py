@@ -1,11 +1,17 @@
 """Fixtures of the Spark integration tests: a Spark standalone cluster whose executors are separate processes,
-and a Kafka broker whose log dir the pykafka-log proofs read."""
+a Kafka broker whose log dir the pykafka-log proofs read, and the pairs of streams (ours beside Spark's) that the
+stream tests compare (stream_pairs.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import contextlib
+from collections.abc import Callable, Iterator
 
 import pytest
+from kafka.admin import KafkaAdminClient
+from stream_pairs import FORMATS, Run
+
+from kafka_spark.client import Producer
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +38,33 @@ def log_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     })
     yield node
     node.stop()
+
+
+@pytest.fixture(scope="module")
+def admin(kafka) -> Iterator[KafkaAdminClient]:
+    client = KafkaAdminClient(bootstrap_servers=kafka.bootstrap)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="module")
+def producer(kafka) -> Iterator[Producer]:
+    with Producer({"bootstrap.servers": kafka.bootstrap, "linger.ms": 0}) as p:
+        yield p
+
+
+@pytest.fixture
+def runs(spark, kafka, tmp_path) -> Iterator[Callable[..., tuple[Run, Run]]]:
+    """`runs(**options)` makes (ours, theirs) with fresh checkpoints; every query is stopped at the end."""
+    made: list[Run] = []
+
+    def make(**options: str) -> tuple[Run, Run]:
+        pair = tuple(Run(spark, kafka, fmt, tmp_path / f"{fmt}-{len(made)}", dict(options)) for fmt in FORMATS)
+        made.extend(pair)
+        return pair  # type: ignore[return-value]
+
+    yield make
+    for run in made:
+        if run.query is not None:
+            with contextlib.suppress(Exception):  # a failed query may refuse; the test reported it
+                run.query.stop()

@@ -4,10 +4,9 @@ same DataFrames with the same messages."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 import pytest
-from kafka.admin import KafkaAdminClient, NewTopic
+from kafka.admin import NewTopic
 
 HEADERS = ("case when id % 3 = 0 then null else array(named_struct('key', 'h', 'value', cast(concat('v', id) as "
            "binary)), named_struct('key', concat('k', id), 'value', cast(null as binary))) end")
@@ -26,13 +25,6 @@ def landed(spark, kafka, topic):
             .option("includeHeaders", "true").load().select("key", "value", "partition", "headers").collect())
     records = [(r.key, r.value, r.partition, tuple((h.key, h.value) for h in r.headers or ())) for r in rows]
     return sorted(records, key=repr)
-
-
-@pytest.fixture(scope="module")
-def admin(kafka) -> Iterator[KafkaAdminClient]:
-    client = KafkaAdminClient(bootstrap_servers=kafka.bootstrap)
-    yield client
-    client.close()
 
 
 @pytest.fixture
