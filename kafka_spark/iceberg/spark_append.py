@@ -35,6 +35,8 @@ from kafka_spark.sink.errors import BatchAlreadyCommittedError
 from kafka_spark.sink.freshness import ObservedFreshness
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from pyiceberg.manifest import DataFile
     from pyiceberg.table import Table, Transaction
 
@@ -111,7 +113,8 @@ def append_spark(spark: Any, location: IcebergLocation, options: LoadOptions, df
     table = evolved(table, schema, options.format.merge_schema, str(location))
     table = _with_snapshot(table)
     _drop_stale(table, commit)
-    branch = f"{STAGE_PREFIX}{_safe(commit.sink_id)}-{commit.batch}-{uuid.uuid4().hex[:8]}"
+    # The batch and a run's id first, the sink's id last: a sink's id may hold dashes, or start as another's does.
+    branch = f"{STAGE_PREFIX}{commit.batch}-{uuid.uuid4().hex[:8]}-{_safe(commit.sink_id)}"
     base = table.metadata.current_snapshot_id
     assert base is not None
     table.manage_snapshots().create_branch(base, branch).commit()
@@ -175,9 +178,7 @@ def _staged(table: Table, branch: str, base: int | None) -> tuple[list[DataFile]
 def _drop_stale(table: Table, commit: SinkCommit) -> None:
     """Remove the staging branches of the sink's earlier batches (runs killed between Spark's write and the
     commit): the table's position is past them. Branches of this batch may be a racing run's: they stay."""
-    prefix = f"{STAGE_PREFIX}{_safe(commit.sink_id)}-"
-    batches = {ref: ref[len(prefix):].split("-", 1)[0] for ref in table.metadata.refs if ref.startswith(prefix)}
-    stale = [ref for ref, batch in batches.items() if batch.isdigit() and int(batch) < commit.batch]
+    stale = stale_branches(table.metadata.refs, commit.sink_id, commit.batch)
     if stale:
         manage = table.manage_snapshots()
         for ref in stale:
@@ -186,6 +187,18 @@ def _drop_stale(table: Table, commit: SinkCommit) -> None:
             manage.commit()
         except Exception as exc:  # another run removed them first, or committed meanwhile: the next one retries
             log.info("%s: staging branches left for later: %s", ".".join(table.name()), exc)
+
+
+def stale_branches(refs: Iterable[str], sink_id: str, batch: int) -> list[str]:
+    """The staging branches among `refs` of sink `sink_id`'s batches before `batch`."""
+    sink = _safe(sink_id)
+    stale = []
+    for ref in refs:
+        number, _, rest = ref.removeprefix(STAGE_PREFIX).partition("-")
+        if ref.startswith(STAGE_PREFIX) and number.isdigit() and int(number) < batch \
+                and rest.partition("-")[2] == sink:
+            stale.append(ref)
+    return stale
 
 
 def _remove_branch(location: IcebergLocation, branch: str) -> None:
