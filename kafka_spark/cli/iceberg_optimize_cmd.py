@@ -33,7 +33,6 @@ from kafka_spark.errors import ConfigError
 from kafka_spark.iceberg.catalog import IcebergCatalog
 
 if TYPE_CHECKING:
-    from kafka_spark.sink.options import LoadOptions
     from kafka_spark.sink.results import Compaction
 
 FORMAT_VARIABLE = "KAFKA_SPARK_TABLE_FORMAT"
@@ -94,23 +93,12 @@ def _config(args: argparse.Namespace) -> AppConfig:
     return config
 
 
-def _routed_names(options: LoadOptions) -> list[str]:
-    """The tables a routing makes of the topics it selects on the brokers now (a pattern's included)."""
-    from kafka_spark.client.cluster import Cluster
-    from kafka_spark.offsets.resolve import resolve_partitions
-    from kafka_spark.sink.routed import routed_tables, selection
-
-    with Cluster(options.kafka) as cluster:
-        topics, pattern = selection(options)
-        tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
-    return sorted({r.table for r in routed_tables(options, {tp.topic for tp in tps})})
-
-
 def selected_tables(args: argparse.Namespace, config: AppConfig) -> tuple[list[str], bool]:
     """The Iceberg tables the flags select, and whether they are a set (whose tables not created yet are passed
     over): --table (a --config file then gives the catalog), else --table-template or the file's routing, else the
     file's one table."""
     from kafka_spark.app.routing import routed
+    from kafka_spark.sink.routed import routed_table_names
 
     # These reach Delta tables on a file system; an Iceberg table is found through its catalog.
     if args.root:
@@ -121,7 +109,7 @@ def selected_tables(args: argparse.Namespace, config: AppConfig) -> tuple[list[s
     if args.table and args.table_template:
         raise ConfigError("give --table, or --table-template (a table per topic), not both")
     if args.table_template or (routed(config) and not args.table):
-        return _routed_names(routed_options(args, config)), True
+        return routed_table_names(routed_options(args, config)), True
     tables = list(dict.fromkeys(args.table)) if args.table else [config.table] if config.table else []
     if not tables:
         raise ConfigError(f"{args.config}: no table, table-template or [tables]: give --table or --table-template"

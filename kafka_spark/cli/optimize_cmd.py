@@ -106,7 +106,7 @@ def selected_tables(args: argparse.Namespace) -> tuple[list[str], bool]:
         from kafka_spark.delta.compaction import tables_under
 
         return tables_under(args.root, hadoop_settings(args.hadoop, os.environ)), True
-    from kafka_spark.delta.compaction import routed_table_names
+    from kafka_spark.sink.routed import routed_table_names
 
     return routed_table_names(routed_options(args)), True
 

@@ -34,23 +34,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kafka_spark.client.cluster import Cluster
 from kafka_spark.delta.direct_commit import maintain_log
 from kafka_spark.delta.errors import MaintenanceError, NoTableError
 from kafka_spark.delta.location import TableLocation, locate, path_location
 from kafka_spark.delta.rewrite import FileAccess, commit_rewrite, no_hooks, plan_bins, refuse_features, write_bin
 from kafka_spark.errors import ConfigError
-from kafka_spark.offsets.resolve import resolve_partitions
 from kafka_spark.sink.crash import crash_point
 from kafka_spark.sink.results import Compaction
-from kafka_spark.sink.routed import routed_tables, selection
 from kafka_spark.sink.table_files import local_path
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
     from kafka_spark.delta.writer_choice import WriterChoice
-    from kafka_spark.sink.options import Compacting, LoadOptions
+    from kafka_spark.sink.options import Compacting
 
 log = logging.getLogger(__name__)
 
@@ -188,14 +185,6 @@ def compact_after_commit(location: TableLocation, settings: Compacting, writer: 
     if target is not None and target.table is not None:
         target.table.update_incremental()
     return result
-
-
-def routed_table_names(options: LoadOptions) -> list[str]:
-    """The tables a routing makes of the topics it selects on the brokers now (a pattern's included)."""
-    with Cluster(options.kafka) as cluster:
-        topics, pattern = selection(options)
-        tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
-    return sorted({r.table for r in routed_tables(options, {tp.topic for tp in tps})})
 
 
 def tables_under(root: str, conf: Any = None) -> list[str]:

@@ -55,6 +55,7 @@ class IcebergChoice:
     writer: str
     asked: str = "auto"
     reason: str | None = None
+    files_checked: bool = False  # pyiceberg's for 'auto': the table's files were found to be Parquet
 
 
 def choose_writer(options: LoadOptions, split: bool = False) -> IcebergChoice:
@@ -138,7 +139,7 @@ class IcebergWrites(TableWrites):
                     reason = choice.reason
                 else:
                     return _result(routed, commit, done, DIRECT, None)
-            elif choice.writer == PYICEBERG and choice.asked == "auto":
+            elif choice.writer == PYICEBERG and choice.asked == "auto" and not choice.files_checked:
                 choice = self._files_writer(routed, where, choice)
                 reason = choice.reason
             if choice.writer == SPARK:
@@ -161,8 +162,12 @@ class IcebergWrites(TableWrites):
         try:
             reason = table_reason(where.load())
         except NoSuchTableError:
-            return choice
-        return choice if reason is None else self._not_parquet(routed, reason)
+            return choice  # pyiceberg creates it, with Parquet files
+        if reason is not None:
+            return self._not_parquet(routed, reason)
+        # A stream's next batches need not load the table again for this.
+        checked = self.choices[routed.table] = dataclasses.replace(choice, files_checked=True)
+        return checked
 
     def _not_parquet(self, routed: RoutedTable, reason: str) -> IcebergChoice:
         """Spark's writer for a table whose files pyiceberg does not write (kept for the stream's next batches);

@@ -139,3 +139,14 @@ def selected_rows(df, routed: RoutedTable):
                 "Add the value to the split's tables or give a default table.",
                 route.topic, first["partition"], first["offset"], first["value"])
     return df.where(F.expr(split.selects_sql(route.value)))
+
+
+def routed_table_names(options: LoadOptions) -> list[str]:
+    """The tables a routing makes of the topics it selects on the brokers now (a pattern's included)."""
+    from kafka_spark.client.cluster import Cluster
+    from kafka_spark.offsets.resolve import resolve_partitions
+
+    with Cluster(options.kafka) as cluster:
+        topics, pattern = selection(options)
+        tps = resolve_partitions(cluster, subscribe=topics, pattern=pattern)
+    return sorted({r.table for r in routed_tables(options, {tp.topic for tp in tps})})
